@@ -1,0 +1,1 @@
+"""Gates: independent checks of a build, run for real in its sandbox."""

@@ -1,0 +1,92 @@
+"""The skills home (KAVI_HOME): where skills, artifacts, sandboxes, the ledger and the vault live."""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_HOME = "~/.kavi"
+
+
+class HomePathError(ValueError):
+    """A path that would leave the skills home."""
+
+
+@dataclass(frozen=True)
+class KaviHome:
+    root: Path
+
+    @classmethod
+    def from_env(cls, override: str | None = None) -> "KaviHome":
+        raw = override or os.environ.get("KAVI_HOME") or DEFAULT_HOME
+        return cls(Path(raw).expanduser().resolve())
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.root / "tests"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.root / "artifacts"
+
+    @property
+    def sandboxes_dir(self) -> Path:
+        return self.root / "sandboxes"
+
+    @property
+    def vault_dir(self) -> Path:
+        return self.root / "vault"
+
+    @property
+    def inbox_dir(self) -> Path:
+        return self.root / "inbox"
+
+    @property
+    def rejected_dir(self) -> Path:
+        return self.root / "inbox" / "rejected"
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.root / "ledger.duckdb"
+
+    @property
+    def registry_path(self) -> Path:
+        return self.root / "registry.json"
+
+    @property
+    def executions_log(self) -> Path:
+        return self.root / "executions.jsonl"
+
+    @property
+    def policy_path(self) -> Path:
+        return self.root / "policy.yaml"
+
+    def ensure(self) -> "KaviHome":
+        for d in (
+            self.root,
+            self.skills_dir,
+            self.tests_dir,
+            self.artifacts_dir,
+            self.sandboxes_dir,
+            self.vault_dir,
+            self.inbox_dir,
+            self.rejected_dir,
+        ):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def inside(self, path: Path) -> Path:
+        """Resolve `path` and refuse it unless it stays inside the home."""
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.root):
+            raise HomePathError(f"{path} is outside the skills home {self.root}")
+        return resolved
+
+    def skill_file(self, name: str) -> Path:
+        return self.inside(self.skills_dir / f"{name}.py")
+
+    def skill_test_file(self, name: str) -> Path:
+        return self.inside(self.tests_dir / f"test_skill_{name}.py")

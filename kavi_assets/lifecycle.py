@@ -1,0 +1,37 @@
+"""Statuses, verdicts and failure kinds shared by every part of the forge."""
+
+from enum import StrEnum
+
+
+class ProposalStatus(StrEnum):
+    PROPOSED = "PROPOSED"
+    BUILT = "BUILT"
+    VERIFIED = "VERIFIED"
+    TRUSTED = "TRUSTED"
+    FAILED = "FAILED"
+    GATE_VIOLATION = "GATE_VIOLATION"
+    ESCALATED = "ESCALATED"
+    REVOKED = "REVOKED"
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    OMITTED = "omitted"
+
+
+class FailureKind(StrEnum):
+    GATE_VIOLATION = "GATE_VIOLATION"
+    TIMEOUT = "TIMEOUT"
+    BUILD_ERROR = "BUILD_ERROR"
+    LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+    LLM_BAD_OUTPUT = "LLM_BAD_OUTPUT"
+    VERIFY_LINT = "VERIFY_LINT"
+    VERIFY_TYPE = "VERIFY_TYPE"
+    VERIFY_TEST = "VERIFY_TEST"
+    ZERO_TESTS = "ZERO_TESTS"
+    VERIFY_COVERAGE = "VERIFY_COVERAGE"
+    VERIFY_POLICY = "VERIFY_POLICY"
+    VERIFY_INVARIANT = "VERIFY_INVARIANT"
+    VERIFY_ACCEPTANCE = "VERIFY_ACCEPTANCE"
+    UNKNOWN = "UNKNOWN"

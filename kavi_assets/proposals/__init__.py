@@ -1,0 +1,1 @@
+"""Skill proposals: the validated SKILL_SPEC a build starts from."""
