@@ -1,0 +1,552 @@
+"""Typed reads and batched writes of the forge lifecycle: proposals, builds, verdicts, notes, promotions."""
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from kavi_assets.gates.types import GateResult
+from kavi_assets.ledger.artifacts import ArtifactRef
+from kavi_assets.ledger.store import Ledger, utcnow
+from kavi_assets.lifecycle import ProposalStatus
+from kavi_assets.proposals.model import Proposal
+from kavi_assets.skills.base import SideEffectClass
+
+GENESIS_HASH = "0" * 64
+
+
+class LedgerRecordError(LookupError):
+    """A record the caller relies on is missing."""
+
+
+@dataclass(frozen=True)
+class ProposalRow:
+    proposal: Proposal
+    spec_sha256: str
+    status: ProposalStatus
+    complexity: float | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class BuildRow:
+    build_id: str
+    proposal_name: str
+    attempt_number: int
+    parent_build_id: str | None
+    run_id: str | None
+    model: str | None
+    endpoint: str | None
+    packet_sha256: str | None
+    status: str
+    failure_kind: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float | None
+    cost_usd: float | None
+    skill_sha256: str | None
+    test_sha256: str | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+_BUILD_COLS = (
+    "build_id, proposal_name, attempt_number, parent_build_id, run_id, model, endpoint, packet_sha256, status, "
+    "failure_kind, prompt_tokens, completion_tokens, latency_ms, cost_usd, skill_sha256, test_sha256, "
+    "started_at, finished_at"
+)
+
+
+@dataclass(frozen=True)
+class PromotionRow:
+    seq: int
+    proposal_name: str
+    build_id: str
+    from_status: str
+    to_status: str
+    approved_by: str
+    source_sha256: str
+    test_sha256: str | None
+    skill_path: str
+    prev_hash: str
+    record_hash: str
+    created_at: datetime
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "proposal_name": self.proposal_name,
+            "build_id": self.build_id,
+            "from_status": self.from_status,
+            "to_status": self.to_status,
+            "approved_by": self.approved_by,
+            "source_sha256": self.source_sha256,
+            "test_sha256": self.test_sha256,
+            "skill_path": self.skill_path,
+            "prev_hash": self.prev_hash,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+def promotion_hash(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TrustedRecord:
+    name: str
+    side_effect_class: SideEffectClass
+    required_secrets: tuple[str, ...]
+    build_id: str
+    source_sha256: str
+    test_sha256: str | None
+    skill_path: str
+    approved_by: str
+    promoted_at: datetime
+
+
+def new_build_id(name: str, attempt: int) -> str:
+    return f"{name}-a{attempt}-{uuid.uuid4().hex[:8]}"
+
+
+class ForgeRecords:
+    """The forge's view of the ledger. Each method is one unit of work: one connection, one transaction."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    # -- proposals -------------------------------------------------------------------------------
+    def register_proposal(
+        self, proposal: Proposal, *, source_path: str | None, complexity: float | None, actor: str = "kavi"
+    ) -> bool:
+        """Record a proposal; returns False when the identical spec was already recorded."""
+        spec_json = proposal.canonical_json()
+        spec_sha = hashlib.sha256(spec_json.encode()).hexdigest()
+        now = utcnow()
+        with self.ledger.connect() as con:
+            row = con.execute(
+                "SELECT spec_sha256, status FROM proposals WHERE name = ?", [proposal.name]
+            ).fetchone()
+            if row is not None and row[0] == spec_sha:
+                return False
+            if row is None:
+                con.execute(
+                    "INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [proposal.name, spec_json, spec_sha, proposal.side_effect_class.value, complexity,
+                     ProposalStatus.PROPOSED.value, source_path, now, now],
+                )
+                self._event(con, proposal.name, None, ProposalStatus.PROPOSED, None, "proposed", actor, now)
+            else:
+                con.execute(
+                    "UPDATE proposals SET spec_json = ?, spec_sha256 = ?, side_effect_class = ?, complexity = ?, "
+                    "status = ?, source_path = ?, updated_at = ? WHERE name = ?",
+                    [spec_json, spec_sha, proposal.side_effect_class.value, complexity,
+                     ProposalStatus.PROPOSED.value, source_path, now, proposal.name],
+                )
+                self._event(con, proposal.name, str(row[1]), ProposalStatus.PROPOSED, None,
+                            "spec revised", actor, now)
+        return True
+
+    def get_proposal(self, name: str) -> ProposalRow | None:
+        with self.ledger.connect() as con:
+            row = con.execute(
+                "SELECT spec_json, spec_sha256, status, complexity, created_at, updated_at "
+                "FROM proposals WHERE name = ?",
+                [name],
+            ).fetchone()
+        if row is None:
+            return None
+        return ProposalRow(Proposal.model_validate_json(row[0]), row[1], ProposalStatus(row[2]), row[3], row[4],
+                           row[5])
+
+    def require_proposal(self, name: str) -> ProposalRow:
+        row = self.get_proposal(name)
+        if row is None:
+            raise LedgerRecordError(f"no proposal named {name!r} in the ledger; run `kavi propose FILE` first")
+        return row
+
+    def list_status(self) -> list[dict[str, Any]]:
+        """One row per proposal: status, attempts, latest build, its model and failure kind."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                """
+                SELECT p.name, p.status, p.side_effect_class, p.complexity, p.updated_at,
+                       coalesce(b.attempt_number, 0), b.build_id, b.model, b.failure_kind, b.status
+                FROM proposals p
+                LEFT JOIN (
+                    SELECT * FROM builds
+                    QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY attempt_number DESC) = 1
+                ) b ON b.proposal_name = p.name
+                ORDER BY p.name
+                """
+            ).fetchall()
+        return [
+            {
+                "name": r[0], "status": r[1], "side_effect_class": r[2], "complexity": r[3],
+                "updated_at": r[4].isoformat() if r[4] else None, "attempts": int(r[5]),
+                "latest_build": r[6], "model": r[7], "failure_kind": r[8], "build_status": r[9],
+            }
+            for r in rows
+        ]
+
+    def set_status(
+        self, name: str, to_status: ProposalStatus, *, build_id: str | None, reason: str, actor: str = "forge"
+    ) -> None:
+        now = utcnow()
+        with self.ledger.connect() as con:
+            self._set_status(con, name, to_status, build_id, reason, actor, now)
+
+    def _set_status(
+        self, con: duckdb.DuckDBPyConnection, name: str, to_status: ProposalStatus, build_id: str | None,
+        reason: str, actor: str, now: datetime,
+    ) -> None:
+        row = con.execute("SELECT status FROM proposals WHERE name = ?", [name]).fetchone()
+        if row is None:
+            raise LedgerRecordError(f"no proposal named {name!r}")
+        con.execute("UPDATE proposals SET status = ?, updated_at = ? WHERE name = ?", [to_status.value, now, name])
+        self._event(con, name, str(row[0]), to_status, build_id, reason, actor, now)
+
+    @staticmethod
+    def _event(
+        con: duckdb.DuckDBPyConnection, name: str, from_status: str | None, to_status: ProposalStatus,
+        build_id: str | None, reason: str, actor: str, now: datetime,
+    ) -> None:
+        con.execute(
+            "INSERT INTO status_events VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [name, from_status, to_status.value, build_id, reason, actor, now],
+        )
+
+    def status_events(self, name: str) -> list[dict[str, Any]]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT from_status, to_status, build_id, reason, actor, created_at FROM status_events "
+                "WHERE proposal_name = ? ORDER BY created_at",
+                [name],
+            ).fetchall()
+        return [
+            {"from": r[0], "to": r[1], "build_id": r[2], "reason": r[3], "actor": r[4],
+             "at": r[5].isoformat()}
+            for r in rows
+        ]
+
+    # -- builds ----------------------------------------------------------------------------------
+    def builds(self, name: str) -> list[BuildRow]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                f"SELECT {_BUILD_COLS} FROM builds WHERE proposal_name = ? ORDER BY attempt_number", [name]
+            ).fetchall()
+        return [BuildRow(*r) for r in rows]
+
+    def get_build(self, build_id: str) -> BuildRow | None:
+        with self.ledger.connect() as con:
+            row = con.execute(f"SELECT {_BUILD_COLS} FROM builds WHERE build_id = ?", [build_id]).fetchone()
+        return BuildRow(*row) if row else None
+
+    def latest_build(self, name: str) -> BuildRow | None:
+        with self.ledger.connect() as con:
+            row = con.execute(
+                f"SELECT {_BUILD_COLS} FROM builds WHERE proposal_name = ? ORDER BY attempt_number DESC LIMIT 1",
+                [name],
+            ).fetchone()
+        return BuildRow(*row) if row else None
+
+    def build_for_run(self, name: str, run_id: str) -> BuildRow:
+        with self.ledger.connect() as con:
+            row = con.execute(
+                f"SELECT {_BUILD_COLS} FROM builds WHERE proposal_name = ? AND run_id = ? "
+                "ORDER BY attempt_number DESC LIMIT 1",
+                [name, run_id],
+            ).fetchone()
+        if row is None:
+            raise LedgerRecordError(
+                f"no build of {name!r} was started in run {run_id}; materialize forge/build_packet first"
+            )
+        return BuildRow(*row)
+
+    def start_build(
+        self,
+        name: str,
+        *,
+        run_id: str | None,
+        model: str | None,
+        endpoint: str | None,
+        packet: ArtifactRef,
+        build_id: str,
+        attempt: int,
+        parent_build_id: str | None,
+        lineage_parent: str,
+    ) -> None:
+        """Record the frozen packet of a new attempt, its artifact and its lineage edge, in one transaction."""
+        now = utcnow()
+        with self.ledger.connect() as con:
+            con.execute(
+                "INSERT INTO builds (build_id, proposal_name, attempt_number, parent_build_id, run_id, model, "
+                "endpoint, packet_sha256, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [build_id, name, attempt, parent_build_id, run_id, model, endpoint, packet.sha256, "PACKET", now],
+            )
+            self._artifact(con, packet, now)
+            con.execute("INSERT OR IGNORE INTO build_artifacts VALUES (?, ?, ?)", [build_id, "packet", packet.sha256])
+            self._lineage(con, lineage_parent, packet.sha256, "packet_of", build_id, name, now)
+
+    def finish_build(
+        self,
+        build_id: str,
+        *,
+        status: str,
+        failure_kind: str | None,
+        artifacts: Sequence[tuple[str, ArtifactRef, str, str]] = (),
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        latency_ms: float | None = None,
+        cost_usd: float | None = None,
+        skill_sha256: str | None = None,
+        test_sha256: str | None = None,
+    ) -> None:
+        """Close a build step: its outcome, its artifacts (role, ref, lineage parent, relation), in one batch."""
+        now = utcnow()
+        with self.ledger.connect() as con:
+            row = con.execute("SELECT proposal_name FROM builds WHERE build_id = ?", [build_id]).fetchone()
+            if row is None:
+                raise LedgerRecordError(f"no build {build_id}")
+            con.execute(
+                "UPDATE builds SET status = ?, failure_kind = ?, "
+                "prompt_tokens = coalesce(?, prompt_tokens), completion_tokens = coalesce(?, completion_tokens), "
+                "latency_ms = coalesce(?, latency_ms), cost_usd = coalesce(?, cost_usd), "
+                "skill_sha256 = coalesce(?, skill_sha256), test_sha256 = coalesce(?, test_sha256), "
+                "finished_at = ? WHERE build_id = ?",
+                [status, failure_kind, prompt_tokens, completion_tokens, latency_ms, cost_usd, skill_sha256,
+                 test_sha256, now, build_id],
+            )
+            for role, ref, parent, relation in artifacts:
+                self._artifact(con, ref, now)
+                con.execute("INSERT OR REPLACE INTO build_artifacts VALUES (?, ?, ?)", [build_id, role, ref.sha256])
+                self._lineage(con, parent, ref.sha256, relation, build_id, str(row[0]), now)
+
+    def build_artifacts(self, build_id: str) -> dict[str, str]:
+        with self.ledger.connect() as con:
+            rows = con.execute("SELECT role, sha256 FROM build_artifacts WHERE build_id = ?", [build_id]).fetchall()
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    # -- gates -----------------------------------------------------------------------------------
+    def record_gate_results(self, build_id: str, results: Iterable[GateResult]) -> None:
+        now = utcnow()
+        rows = [
+            [build_id, r.gate, r.verdict.value, r.effective_verdict.value, r.reason, r.duration_s * 1000.0,
+             json.dumps(r.messages), json.dumps(r.details, default=str), now]
+            for r in results
+        ]
+        with self.ledger.connect() as con:
+            con.executemany("INSERT OR REPLACE INTO gate_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def gate_results(self, build_id: str) -> list[dict[str, Any]]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT gate, verdict, effective_verdict, reason, duration_ms, messages_json, details_json "
+                "FROM gate_results WHERE build_id = ? ORDER BY created_at, gate",
+                [build_id],
+            ).fetchall()
+        return [
+            {"gate": r[0], "verdict": r[1], "effective_verdict": r[2], "reason": r[3], "duration_ms": r[4],
+             "messages": json.loads(r[5]), "details": json.loads(r[6])}
+            for r in rows
+        ]
+
+    # -- research --------------------------------------------------------------------------------
+    def record_research(
+        self,
+        *,
+        build_id: str,
+        name: str,
+        attempt: int,
+        failure_kind: str,
+        fingerprint: str,
+        facts: dict[str, Any],
+        triggers: list[str],
+        advice: str | None,
+        escalated: bool,
+        note: ArtifactRef,
+        lineage_parent: str | None,
+    ) -> None:
+        now = utcnow()
+        with self.ledger.connect() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO research_notes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [build_id, name, attempt, failure_kind, fingerprint, json.dumps(facts, default=str),
+                 json.dumps(triggers), advice, escalated, note.sha256, now],
+            )
+            self._artifact(con, note, now)
+            con.execute("INSERT OR REPLACE INTO build_artifacts VALUES (?, ?, ?)", [build_id, "research", note.sha256])
+            if lineage_parent:
+                self._lineage(con, lineage_parent, note.sha256, "research_of", build_id, name, now)
+
+    def research_notes(self, name: str) -> list[dict[str, Any]]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT build_id, attempt_number, failure_kind, fingerprint, facts_json, triggers_json, advice, "
+                "escalated, note_sha256, created_at FROM research_notes WHERE proposal_name = ? "
+                "ORDER BY attempt_number",
+                [name],
+            ).fetchall()
+        return [
+            {"build_id": r[0], "attempt": r[1], "failure_kind": r[2], "fingerprint": r[3],
+             "facts": json.loads(r[4]), "triggers": json.loads(r[5]), "advice": r[6], "escalated": r[7],
+             "note_sha256": r[8], "created_at": r[9].isoformat()}
+            for r in rows
+        ]
+
+    # -- approvals and promotions ----------------------------------------------------------------
+    def record_approval(self, name: str, build_id: str, approved_by: str, policy: str | None = None) -> None:
+        with self.ledger.connect() as con:
+            con.execute("INSERT INTO approvals VALUES (?, ?, ?, ?, ?)", [name, build_id, approved_by, policy, utcnow()])
+
+    def approval_for(self, name: str, build_id: str) -> dict[str, Any] | None:
+        with self.ledger.connect() as con:
+            row = con.execute(
+                "SELECT approved_by, policy, created_at FROM approvals WHERE proposal_name = ? AND build_id = ? "
+                "ORDER BY created_at DESC LIMIT 1",
+                [name, build_id],
+            ).fetchone()
+        if row is None:
+            return None
+        return {"approved_by": row[0], "policy": row[1], "at": row[2].isoformat()}
+
+    def record_promotion(
+        self,
+        *,
+        name: str,
+        build_id: str,
+        from_status: ProposalStatus,
+        approved_by: str,
+        source_sha256: str,
+        test_sha256: str | None,
+        skill_path: str,
+    ) -> PromotionRow:
+        """Append a hash-chained promotion record and mark the proposal TRUSTED, atomically."""
+        now = utcnow()
+        with self.ledger.connect() as con:
+            last = con.execute("SELECT seq, record_hash FROM promotions ORDER BY seq DESC LIMIT 1").fetchone()
+            seq = int(last[0]) + 1 if last else 1
+            prev = str(last[1]) if last else GENESIS_HASH
+            draft = PromotionRow(seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by,
+                                 source_sha256, test_sha256, skill_path, prev, "", now)
+            digest = promotion_hash(draft.payload())
+            con.execute(
+                "INSERT INTO promotions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by, source_sha256,
+                 test_sha256, skill_path, prev, digest, now],
+            )
+            self._set_status(con, name, ProposalStatus.TRUSTED, build_id, f"promoted, approved by {approved_by}",
+                             approved_by, now)
+        return PromotionRow(seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by,
+                            source_sha256, test_sha256, skill_path, prev, digest, now)
+
+    def promotions(self) -> list[PromotionRow]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT seq, proposal_name, build_id, from_status, to_status, approved_by, source_sha256, "
+                "test_sha256, skill_path, prev_hash, record_hash, created_at FROM promotions ORDER BY seq"
+            ).fetchall()
+        return [PromotionRow(*r) for r in rows]
+
+    def verify_promotion_chain(self) -> list[str]:
+        """Problems with the hash chain of promotions: an edited, deleted or reordered record breaks it."""
+        problems: list[str] = []
+        prev = GENESIS_HASH
+        expected_seq = 1
+        for row in self.promotions():
+            if row.seq != expected_seq:
+                problems.append(f"promotion #{expected_seq} is missing (next record is #{row.seq})")
+            if row.prev_hash != prev:
+                problems.append(f"promotion #{row.seq} ({row.proposal_name}) does not link to the record before it")
+            if promotion_hash(row.payload()) != row.record_hash:
+                problems.append(f"promotion #{row.seq} ({row.proposal_name}) was edited: its hash does not match")
+            prev = row.record_hash
+            expected_seq = row.seq + 1
+        return problems
+
+    def trusted(self) -> list[TrustedRecord]:
+        """The latest promotion of every proposal that is TRUSTED now."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                """
+                SELECT p.name, p.spec_json, pr.build_id, pr.source_sha256, pr.test_sha256, pr.skill_path,
+                       pr.approved_by, pr.created_at
+                FROM proposals p
+                JOIN (
+                    SELECT * FROM promotions
+                    QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY seq DESC) = 1
+                ) pr ON pr.proposal_name = p.name
+                WHERE p.status = 'TRUSTED'
+                ORDER BY p.name
+                """
+            ).fetchall()
+        out: list[TrustedRecord] = []
+        for r in rows:
+            spec = Proposal.model_validate_json(r[1])
+            out.append(TrustedRecord(r[0], spec.side_effect_class, tuple(spec.required_secrets), r[2], r[3], r[4],
+                                     r[5], r[6], r[7]))
+        return out
+
+    # -- model outcomes --------------------------------------------------------------------------
+    def record_model_outcome(
+        self, *, build_id: str, name: str, model: str, task_type: str, success: bool, failure_kind: str | None,
+        latency_ms: float | None, tokens: int | None, cost_usd: float | None,
+    ) -> None:
+        with self.ledger.connect() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO model_outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [build_id, name, model, task_type, success, failure_kind, latency_ms, tokens, cost_usd, utcnow()],
+            )
+
+    def model_outcomes(self) -> list[dict[str, Any]]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT build_id, proposal_name, model, task_type, success, failure_kind, latency_ms, tokens, "
+                "cost_usd, created_at FROM model_outcomes ORDER BY created_at"
+            ).fetchall()
+        return [
+            {"build_id": r[0], "proposal_name": r[1], "model": r[2], "task_type": r[3], "success": r[4],
+             "failure_kind": r[5], "latency_ms": r[6], "tokens": r[7], "cost_usd": r[8],
+             "created_at": r[9].isoformat()}
+            for r in rows
+        ]
+
+    # -- artifacts and lineage -------------------------------------------------------------------
+    def record_artifact(self, ref: ArtifactRef) -> None:
+        with self.ledger.connect() as con:
+            self._artifact(con, ref, utcnow())
+
+    @staticmethod
+    def _artifact(con: duckdb.DuckDBPyConnection, ref: ArtifactRef, now: datetime) -> None:
+        con.execute(
+            "INSERT OR IGNORE INTO artifacts VALUES (?, ?, ?, ?, ?)",
+            [ref.sha256, ref.kind, ref.size, str(ref.path), now],
+        )
+
+    @staticmethod
+    def _lineage(
+        con: duckdb.DuckDBPyConnection, parent: str, child: str, relation: str, build_id: str | None,
+        name: str | None, now: datetime,
+    ) -> None:
+        con.execute(
+            "INSERT OR IGNORE INTO lineage VALUES (?, ?, ?, ?, ?, ?)", [parent, child, relation, build_id, name, now]
+        )
+
+    def lineage_edges(self, name: str) -> list[dict[str, Any]]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT l.parent_sha256, l.child_sha256, l.relation, l.build_id, a.kind, a.size "
+                "FROM lineage l LEFT JOIN artifacts a ON a.sha256 = l.child_sha256 "
+                "WHERE l.proposal_name = ? ORDER BY l.created_at",
+                [name],
+            ).fetchall()
+        return [
+            {"parent": r[0], "child": r[1], "relation": r[2], "build_id": r[3], "kind": r[4], "size": r[5]}
+            for r in rows
+        ]

@@ -1,0 +1,155 @@
+"""Ledger schema and its ordered migrations; the version applied is recorded in `schema_version`."""
+
+from collections.abc import Sequence
+
+# Each migration is (version, statements). Never edit a released migration: append a new one.
+MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
+    (
+        1,
+        (
+            """CREATE TABLE IF NOT EXISTS proposals (
+                name VARCHAR PRIMARY KEY,
+                spec_json VARCHAR NOT NULL,
+                spec_sha256 VARCHAR NOT NULL,
+                side_effect_class VARCHAR NOT NULL,
+                complexity DOUBLE,
+                status VARCHAR NOT NULL,
+                source_path VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL,
+                updated_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS status_events (
+                proposal_name VARCHAR NOT NULL,
+                from_status VARCHAR,
+                to_status VARCHAR NOT NULL,
+                build_id VARCHAR,
+                reason VARCHAR,
+                actor VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS builds (
+                build_id VARCHAR PRIMARY KEY,
+                proposal_name VARCHAR NOT NULL,
+                attempt_number INTEGER NOT NULL,
+                parent_build_id VARCHAR,
+                run_id VARCHAR,
+                model VARCHAR,
+                endpoint VARCHAR,
+                packet_sha256 VARCHAR,
+                status VARCHAR NOT NULL,
+                failure_kind VARCHAR,
+                prompt_tokens INTEGER,
+                completion_tokens INTEGER,
+                latency_ms DOUBLE,
+                cost_usd DOUBLE,
+                skill_sha256 VARCHAR,
+                test_sha256 VARCHAR,
+                started_at TIMESTAMPTZ NOT NULL,
+                finished_at TIMESTAMPTZ,
+                UNIQUE (proposal_name, attempt_number)
+            )""",
+            """CREATE TABLE IF NOT EXISTS gate_results (
+                build_id VARCHAR NOT NULL,
+                gate VARCHAR NOT NULL,
+                verdict VARCHAR NOT NULL,
+                effective_verdict VARCHAR NOT NULL,
+                reason VARCHAR NOT NULL,
+                duration_ms DOUBLE NOT NULL,
+                messages_json VARCHAR NOT NULL,
+                details_json VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL,
+                PRIMARY KEY (build_id, gate)
+            )""",
+            """CREATE TABLE IF NOT EXISTS research_notes (
+                build_id VARCHAR PRIMARY KEY,
+                proposal_name VARCHAR NOT NULL,
+                attempt_number INTEGER NOT NULL,
+                failure_kind VARCHAR NOT NULL,
+                fingerprint VARCHAR NOT NULL,
+                facts_json VARCHAR NOT NULL,
+                triggers_json VARCHAR NOT NULL,
+                advice VARCHAR,
+                escalated BOOLEAN NOT NULL,
+                note_sha256 VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS approvals (
+                proposal_name VARCHAR NOT NULL,
+                build_id VARCHAR NOT NULL,
+                approved_by VARCHAR NOT NULL,
+                policy VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS promotions (
+                seq INTEGER PRIMARY KEY,
+                proposal_name VARCHAR NOT NULL,
+                build_id VARCHAR NOT NULL,
+                from_status VARCHAR NOT NULL,
+                to_status VARCHAR NOT NULL,
+                approved_by VARCHAR NOT NULL,
+                source_sha256 VARCHAR NOT NULL,
+                test_sha256 VARCHAR,
+                skill_path VARCHAR NOT NULL,
+                prev_hash VARCHAR NOT NULL,
+                record_hash VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS artifacts (
+                sha256 VARCHAR PRIMARY KEY,
+                kind VARCHAR NOT NULL,
+                size BIGINT NOT NULL,
+                path VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS lineage (
+                parent_sha256 VARCHAR NOT NULL,
+                child_sha256 VARCHAR NOT NULL,
+                relation VARCHAR NOT NULL,
+                build_id VARCHAR,
+                proposal_name VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL,
+                PRIMARY KEY (parent_sha256, child_sha256, relation)
+            )""",
+            """CREATE TABLE IF NOT EXISTS build_artifacts (
+                build_id VARCHAR NOT NULL,
+                role VARCHAR NOT NULL,
+                sha256 VARCHAR NOT NULL,
+                PRIMARY KEY (build_id, role)
+            )""",
+            """CREATE TABLE IF NOT EXISTS model_outcomes (
+                build_id VARCHAR PRIMARY KEY,
+                proposal_name VARCHAR NOT NULL,
+                model VARCHAR NOT NULL,
+                task_type VARCHAR NOT NULL,
+                success BOOLEAN NOT NULL,
+                failure_kind VARCHAR,
+                latency_ms DOUBLE,
+                tokens INTEGER,
+                cost_usd DOUBLE,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS executions (
+                execution_id VARCHAR PRIMARY KEY,
+                parent_execution_id VARCHAR,
+                replay_of VARCHAR,
+                session_id VARCHAR,
+                skill_name VARCHAR NOT NULL,
+                source_hash VARCHAR,
+                side_effect_class VARCHAR,
+                input_json VARCHAR,
+                output_json VARCHAR,
+                success BOOLEAN NOT NULL,
+                error VARCHAR,
+                started_at TIMESTAMPTZ,
+                finished_at TIMESTAMPTZ,
+                duration_ms DOUBLE
+            )""",
+            "CREATE INDEX IF NOT EXISTS idx_builds_proposal ON builds (proposal_name, attempt_number)",
+            "CREATE INDEX IF NOT EXISTS idx_events_proposal ON status_events (proposal_name)",
+            "CREATE INDEX IF NOT EXISTS idx_lineage_child ON lineage (child_sha256)",
+            "CREATE INDEX IF NOT EXISTS idx_promotions_proposal ON promotions (proposal_name)",
+        ),
+    ),
+)
+
+SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

@@ -1,0 +1,1 @@
+"""Research on failed attempts: deterministic classification, facts, and escalation triggers."""
