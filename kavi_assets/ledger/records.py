@@ -400,6 +400,60 @@ class ForgeRecords:
             for r in rows
         ]
 
+    # -- retry requests --------------------------------------------------------------------------
+    def record_retry_request(self, name: str, requested_by: str, hint: str | None) -> None:
+        with self.ledger.connect() as con:
+            con.execute("INSERT INTO retry_requests VALUES (?, ?, ?, NULL, ?)", [name, requested_by, hint, utcnow()])
+
+    def take_retry_hints(self, name: str, build_id: str) -> list[dict[str, Any]]:
+        """Hints not yet carried by a packet; marks them as carried by `build_id`."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT requested_by, hint, created_at FROM retry_requests "
+                "WHERE proposal_name = ? AND consumed_by_build IS NULL ORDER BY created_at",
+                [name],
+            ).fetchall()
+            con.execute(
+                "UPDATE retry_requests SET consumed_by_build = ? WHERE proposal_name = ? AND consumed_by_build IS NULL",
+                [build_id, name],
+            )
+        return [{"by": r[0], "hint": r[1], "at": r[2].isoformat()} for r in rows]
+
+    def research_notes_since(self, since: datetime | None) -> list[dict[str, Any]]:
+        """Notes at or after `since` (inclusive: callers dedupe by run key), oldest first."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT n.build_id, n.proposal_name, n.attempt_number, n.failure_kind, n.escalated, n.triggers_json, "
+                "n.created_at, p.status, (SELECT max(attempt_number) FROM builds b WHERE b.proposal_name = "
+                "n.proposal_name) FROM research_notes n JOIN proposals p ON p.name = n.proposal_name "
+                "WHERE ? IS NULL OR n.created_at >= ? ORDER BY n.created_at",
+                [since, since],
+            ).fetchall()
+        return [
+            {"build_id": r[0], "name": r[1], "attempt": r[2], "failure_kind": r[3], "escalated": r[4],
+             "triggers": json.loads(r[5]), "created_at": r[6], "status": r[7], "latest_attempt": r[8]}
+            for r in rows
+        ]
+
+    def pending_promotions(self) -> list[tuple[str, str]]:
+        """(proposal, build) pairs whose latest verified build has an approval but no promotion yet."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                """
+                SELECT DISTINCT a.proposal_name, a.build_id FROM approvals a
+                JOIN builds b ON b.build_id = a.build_id AND b.status = 'VERIFIED'
+                WHERE b.attempt_number = (SELECT max(attempt_number) FROM builds x WHERE x.proposal_name = b.proposal_name)
+                  AND NOT EXISTS (SELECT 1 FROM promotions p WHERE p.build_id = a.build_id)
+                ORDER BY a.proposal_name
+                """
+            ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def latest_outcome_at(self) -> tuple[int, datetime | None]:
+        with self.ledger.connect() as con:
+            row = con.execute("SELECT count(*), max(created_at) FROM model_outcomes").fetchone()
+        return (int(row[0]), row[1]) if row else (0, None)
+
     # -- approvals and promotions ----------------------------------------------------------------
     def record_approval(self, name: str, build_id: str, approved_by: str, policy: str | None = None) -> None:
         with self.ledger.connect() as con:

@@ -80,6 +80,13 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
                 policy VARCHAR,
                 created_at TIMESTAMPTZ NOT NULL
             )""",
+            """CREATE TABLE IF NOT EXISTS retry_requests (
+                proposal_name VARCHAR NOT NULL,
+                requested_by VARCHAR NOT NULL,
+                hint VARCHAR,
+                consumed_by_build VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
             """CREATE TABLE IF NOT EXISTS promotions (
                 seq INTEGER PRIMARY KEY,
                 proposal_name VARCHAR NOT NULL,

@@ -1,0 +1,267 @@
+"""The forge's partitioned assets: proposal → build_packet → skill_build → verification_report/research_note →
+registry_entry. Each asset calls one function of the core and returns metadata that explains it."""
+
+import json
+from typing import Any
+
+import dagster as dg
+from resources.llm import LLMResource
+
+from kavi_assets.assets.partitions import proposals_partitions
+from kavi_assets.forge import pipeline
+from kavi_assets.forge.context import ForgeContext
+from kavi_assets.gates.types import ALL_GATES, GateResult
+from resources.gates import GateRunnerResource
+from resources.home import SkillsHomeResource
+
+GROUP = "forge"
+PREFIX = ["forge"]
+PROPOSAL_KEY = dg.AssetKey([*PREFIX, "proposal"])
+PACKET_KEY = dg.AssetKey([*PREFIX, "build_packet"])
+BUILD_KEY = dg.AssetKey([*PREFIX, "skill_build"])
+REPORT_KEY = dg.AssetKey([*PREFIX, "verification_report"])
+RESEARCH_KEY = dg.AssetKey([*PREFIX, "research_note"])
+REGISTRY_ENTRY_KEY = dg.AssetKey([*PREFIX, "registry_entry"])
+
+GATE_CHECKS = [
+    dg.AssetCheckSpec(
+        name=f"gate_{gate}",
+        asset=REPORT_KEY,
+        blocking=True,
+        description=f"The {gate} gate passed on this build (run by the forge, independent of the builder).",
+    )
+    for gate in ALL_GATES
+]
+
+
+def forge_context(home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource) -> ForgeContext:
+    return ForgeContext.open(home.home(), llm.get_client, gates.settings())
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    def esc(cell: str) -> str:
+        return cell.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def gate_table(results: list[GateResult]) -> str:
+    rows = []
+    for r in results:
+        first = r.messages[0] if r.messages else ""
+        rows.append([r.gate, r.effective_verdict.value, f"{r.duration_s:.2f}s", r.reason[:120], first[:120]])
+    return _md_table(["gate", "verdict", "duration", "reason", "first message"], rows)
+
+
+@dg.asset(
+    key=PROPOSAL_KEY,
+    partitions_def=proposals_partitions,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    description="The validated SKILL_SPEC of one proposal, as recorded in the ledger.",
+)
+def proposal(
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    ctx = forge_context(home, llm, gates)
+    name = context.partition_key
+    row = ctx.records.get_proposal(name)
+    if row is None:
+        raise dg.Failure(
+            description=f"no proposal named {name!r} in the ledger at {ctx.home.ledger_path}; run `kavi propose FILE`",
+        )
+    spec = row.proposal
+    return dg.MaterializeResult(
+        metadata={
+            "name": name,
+            "status": row.status.value,
+            "side_effect_class": spec.side_effect_class.value,
+            "complexity": dg.MetadataValue.float(float(row.complexity or 0.0)),
+            "spec_sha256": row.spec_sha256,
+            "examples": dg.MetadataValue.int(len(spec.examples)),
+            "holdout_examples": dg.MetadataValue.int(len(spec.holdout_examples)),
+            "spec": dg.MetadataValue.json(spec.builder_view()),
+        }
+    )
+
+
+@dg.asset(
+    key=PACKET_KEY,
+    deps=[PROPOSAL_KEY],
+    partitions_def=proposals_partitions,
+    group_name=GROUP,
+    kinds={"python"},
+    description="The frozen BUILD_PACKET of the next attempt: spec, prior failures, hints and the routed model.",
+)
+def build_packet(
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    ctx = forge_context(home, llm, gates)
+    out = pipeline.prepare_packet(ctx, context.partition_key, context.run.run_id)
+    return dg.MaterializeResult(
+        metadata={
+            "build_id": out.build_id,
+            "attempt": dg.MetadataValue.int(out.attempt),
+            "parent_build_id": out.parent_build_id or "",
+            "model": out.model,
+            "routing": dg.MetadataValue.md(out.routing.get("reason", "")),
+            "routing_samples": dg.MetadataValue.json(out.routing.get("samples", {})),
+            "packet_sha256": out.packet_sha256,
+            "prior_failures": dg.MetadataValue.int(out.prior_failures),
+            "attempt_budget": dg.MetadataValue.int(out.budget),
+            "hints": dg.MetadataValue.json(out.hints),
+        }
+    )
+
+
+@dg.asset(
+    key=BUILD_KEY,
+    deps=[PACKET_KEY],
+    partitions_def=proposals_partitions,
+    group_name=GROUP,
+    kinds={"python", "openai"},
+    description="The model's files, checked by the diff allowlist and written to a fresh sandbox; the BUILD_LOG.",
+)
+def skill_build(
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    ctx = forge_context(home, llm, gates)
+    out = pipeline.run_build(ctx, context.partition_key, context.run.run_id)
+    if out.recorded_model:
+        context.log.info("model answers come from the RECORDED MODEL (replayed cassettes, not a live model)")
+    meta: dict[str, Any] = {
+        "build_id": out.build_id,
+        "attempt": dg.MetadataValue.int(out.attempt),
+        "model": out.model or "",
+        "recorded_model": dg.MetadataValue.bool(out.recorded_model),
+        "ok": dg.MetadataValue.bool(out.ok),
+        "files": dg.MetadataValue.json(out.files),
+        "build_log": dg.MetadataValue.md("\n".join(f"- {line}" for line in out.log)),
+        "build_log_sha256": out.build_log_sha256 or "",
+    }
+    if out.latency_ms is not None:
+        meta["latency_ms"] = dg.MetadataValue.float(out.latency_ms)
+    if out.prompt_tokens is not None:
+        meta["tokens"] = dg.MetadataValue.int((out.prompt_tokens or 0) + (out.completion_tokens or 0))
+    if out.failure is not None:
+        meta["failure"] = dg.MetadataValue.md(f"**{out.failure.stage}**: {out.failure.message}\n\n"
+                                              + "\n".join(f"- {v}" for v in out.failure.violations))
+        context.log.warning(f"build {out.build_id} failed at the {out.failure.stage} stage: {out.failure.message}")
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            REPORT_KEY,
+            deps=[BUILD_KEY],
+            group_name=GROUP,
+            kinds={"python"},
+            description="Every gate's verdict, reason and duration for this attempt; gates are blocking checks.",
+        ),
+        dg.AssetSpec(
+            RESEARCH_KEY,
+            deps=[REPORT_KEY],
+            group_name=GROUP,
+            kinds={"python"},
+            skippable=True,
+            description="Failure kind, facts and escalation triggers — written only when the attempt failed.",
+        ),
+    ],
+    check_specs=GATE_CHECKS,
+    partitions_def=proposals_partitions,
+    name="verify_and_research",
+)
+def verify_and_research(
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+) -> Any:
+    ctx = forge_context(home, llm, gates)
+    name = context.partition_key
+    out = pipeline.verify(ctx, name, context.run.run_id)
+    by_gate = {r.gate: r for r in out.results}
+    checks = []
+    for gate in ALL_GATES:
+        r = by_gate.get(gate)
+        if r is None:
+            reason = out.build_failure.message if out.build_failure else "gate did not report"
+            checks.append(dg.AssetCheckResult(asset_key=REPORT_KEY, check_name=f"gate_{gate}", passed=False,
+                                              description=f"not run: the build failed before verification ({reason})"))
+        else:
+            checks.append(dg.AssetCheckResult(
+                asset_key=REPORT_KEY,
+                check_name=f"gate_{gate}",
+                passed=r.ok,
+                description=r.reason[:500],
+                metadata={
+                    "verdict": r.verdict.value,
+                    "duration_s": dg.MetadataValue.float(round(r.duration_s, 4)),
+                    "messages": dg.MetadataValue.md("\n".join(f"- `{m}`" for m in r.messages[:20]) or "(none)"),
+                },
+            ))
+    report_meta: dict[str, Any] = {
+        "build_id": out.build_id,
+        "attempt": dg.MetadataValue.int(out.attempt),
+        "passed": dg.MetadataValue.bool(out.passed),
+        "report_sha256": out.report_sha256,
+        "duration_s": dg.MetadataValue.float(round(out.duration_s, 3)),
+    }
+    if out.results:
+        report_meta["gates"] = dg.MetadataValue.md(gate_table(out.results))
+        report_meta["isolation"] = dg.MetadataValue.json(out.isolation)
+    else:
+        report_meta["gates"] = dg.MetadataValue.md("not verified: the build failed before any gate could run")
+    yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
+    if out.passed:
+        pipeline.record_success(ctx, name, out.build_id)
+        return
+    note = pipeline.research(ctx, name, out)
+    facts_md = json.dumps(note.facts, indent=2)[:6000]
+    yield dg.MaterializeResult(
+        asset_key=RESEARCH_KEY,
+        metadata={
+            "build_id": note.build_id,
+            "attempt": dg.MetadataValue.int(note.attempt),
+            "failure_kind": note.kind.value,
+            "fingerprint": note.fingerprint,
+            "escalated": dg.MetadataValue.bool(note.escalated),
+            "triggers": dg.MetadataValue.json(note.triggers),
+            "status": note.status.value,
+            "attempt_budget": dg.MetadataValue.int(note.budget),
+            "facts": dg.MetadataValue.md(f"```json\n{facts_md}\n```"),
+            "note_sha256": note.note_sha256,
+        },
+    )
+
+
+@dg.asset(
+    key=REGISTRY_ENTRY_KEY,
+    deps=[REPORT_KEY],
+    partitions_def=proposals_partitions,
+    group_name=GROUP,
+    kinds={"python"},
+    description="Promotion: the approval record, the source hash, and the copy into the skills home.",
+)
+def registry_entry(
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    ctx = forge_context(home, llm, gates)
+    try:
+        out = pipeline.promote(ctx, context.partition_key)
+    except pipeline.PromotionRefused as err:
+        raise dg.Failure(description=str(err)) from err
+    meta: dict[str, Any] = {
+        "promoted": dg.MetadataValue.bool(out.promoted),
+        "reason": out.reason,
+        "build_id": out.build_id or "",
+    }
+    if out.source_sha256:
+        meta["source_sha256"] = out.source_sha256
+    if out.approved_by:
+        meta["approved_by"] = out.approved_by
+    if out.skill_path:
+        meta["skill_path"] = dg.MetadataValue.path(str(ctx.home.root / out.skill_path))
+    if out.promotion_seq is not None:
+        meta["promotion_seq"] = dg.MetadataValue.int(out.promotion_seq)
+    return dg.MaterializeResult(metadata=meta)

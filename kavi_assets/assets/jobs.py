@@ -1,0 +1,37 @@
+"""Jobs over the forge's assets; every job runs in process (see DAGSTER-NOTES: steps are cheap, runs are not)."""
+
+import dagster as dg
+
+from kavi_assets.assets.forge import REGISTRY_ENTRY_KEY
+from kavi_assets.assets.learning import MODEL_POSTERIORS_KEY
+from kavi_assets.assets.registry import SKILL_REGISTRY_KEY
+
+FORGE_JOB = "forge"
+PROMOTE_JOB = "promote"
+REGISTRY_JOB = "registry"
+LEARN_JOB = "learn"
+
+forge_job = dg.define_asset_job(
+    FORGE_JOB,
+    selection=dg.AssetSelection.groups("forge"),
+    description="One attempt of one proposal: packet, build, verify (gates), research, promotion.",
+    executor_def=dg.in_process_executor,
+)
+promote_job = dg.define_asset_job(
+    PROMOTE_JOB,
+    selection=dg.AssetSelection.assets(REGISTRY_ENTRY_KEY),
+    description="Promote a verified, approved build into the skills home.",
+    executor_def=dg.in_process_executor,
+)
+registry_job = dg.define_asset_job(
+    REGISTRY_JOB,
+    selection=dg.AssetSelection.assets(SKILL_REGISTRY_KEY),
+    description="Regenerate the registry projection from the ledger.",
+    executor_def=dg.in_process_executor,
+)
+learn_job = dg.define_asset_job(
+    LEARN_JOB,
+    selection=dg.AssetSelection.assets(MODEL_POSTERIORS_KEY),
+    description="Update the model posteriors from new outcomes.",
+    executor_def=dg.in_process_executor,
+)

@@ -1,0 +1,36 @@
+"""The registry projection: the trusted skills as the ledger records them, written to registry.json."""
+
+import dagster as dg
+
+from kavi_assets.assets.forge import REGISTRY_ENTRY_KEY
+from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.store import Ledger
+from kavi_assets.promotion.registry import write_registry
+from resources.home import SkillsHomeResource
+
+SKILL_REGISTRY_KEY = dg.AssetKey(["forge", "skill_registry"])
+
+
+@dg.asset(
+    key=SKILL_REGISTRY_KEY,
+    deps=[REGISTRY_ENTRY_KEY],
+    group_name="registry",
+    kinds={"duckdb", "json"},
+    description="The trusted-skill registry, derived from the ledger (never edited by hand).",
+)
+def skill_registry(home: SkillsHomeResource) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    h = home.home()
+    records = ForgeRecords(Ledger(h.ledger_path))
+    data = write_registry(records, h.registry_path)
+    rows = [
+        f"| {s['name']} | {s['side_effect_class']} | `{s['source_sha256'][:16]}` | {s['approved_by']} |"
+        for s in data["skills"]
+    ]
+    table = "\n".join(["| skill | class | sha256 | approved by |", "| --- | --- | --- | --- |", *rows])
+    return dg.MaterializeResult(
+        metadata={
+            "trusted_skills": dg.MetadataValue.int(len(data["skills"])),
+            "registry": dg.MetadataValue.md(table),
+            "path": dg.MetadataValue.path(str(h.registry_path)),
+        }
+    )

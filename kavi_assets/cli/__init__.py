@@ -1,0 +1,1 @@
+"""The `kavi` command line."""

@@ -1,0 +1,80 @@
+"""The Dagster side of the CLI: a persistent DAGSTER_HOME, dynamic partitions, and in-process forge runs."""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.home import KaviHome
+
+DAGSTER_YAML = """\
+# Written by kavi. Runs queue and at most two run at once; see the README to scale out.
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    max_concurrent_runs: 2
+telemetry:
+  enabled: false
+"""
+
+
+def ensure_dagster_home(home: KaviHome) -> Path:
+    """Honour DAGSTER_HOME when set; otherwise use <KAVI_HOME>/dagster so runs and partitions persist."""
+    raw = os.environ.get("DAGSTER_HOME")
+    path = Path(raw).expanduser().resolve() if raw else home.root / "dagster"
+    path.mkdir(parents=True, exist_ok=True)
+    cfg = path / "dagster.yaml"
+    if not cfg.exists():
+        cfg.write_text(DAGSTER_YAML, encoding="utf-8")
+    os.environ["DAGSTER_HOME"] = str(path)
+    return path
+
+
+def instance() -> Any:
+    from dagster import DagsterInstance
+
+    return DagsterInstance.get()
+
+
+def add_partition(name: str) -> bool:
+    inst = instance()
+    if inst.has_dynamic_partition("proposals", name):
+        return False
+    inst.add_dynamic_partitions("proposals", [name])
+    return True
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    success: bool
+    failed_steps: list[str]
+
+
+def run_job(
+    job_name: str,
+    partition_key: str | None,
+    tags: Mapping[str, str] | None = None,
+    resources: Mapping[str, Any] | None = None,
+) -> RunOutcome:
+    """Execute one job of the code location in this process, recorded in DAGSTER_HOME (visible in the UI)."""
+    import dagster as dg
+
+    from kavi_assets.definitions import defs
+
+    job = defs.resolve_job_def(job_name)
+    result = job.execute_in_process(
+        partition_key=partition_key,
+        instance=instance(),
+        raise_on_error=False,
+        tags=dict(tags or {}),
+        resources=dict(resources) if resources else None,
+    )
+    failed = [
+        ev.step_key or "?"
+        for ev in result.all_events
+        if ev.event_type_value == dg.DagsterEventType.STEP_FAILURE.value
+    ]
+    return RunOutcome(result.run_id, result.success, failed)

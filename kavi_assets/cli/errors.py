@@ -1,0 +1,52 @@
+"""Expected failures the CLI reports as one clear message and an exit status, never a traceback."""
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def expected_errors() -> tuple[type[BaseException], ...]:
+    from kavi_assets.build.sandbox_dir import SandboxExistsError
+    from kavi_assets.forge.pipeline import PromotionRefused
+    from kavi_assets.home import HomePathError
+    from kavi_assets.ledger.records import LedgerRecordError
+    from kavi_assets.ledger.store import LedgerLockedError, LedgerSchemaError
+    from kavi_assets.proposals.model import ProposalError
+
+    errors: list[type[BaseException]] = [
+        ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
+        SandboxExistsError,
+    ]
+    try:
+        from kavi_assets.llm.client import LLMError
+
+        errors.append(LLMError)
+    except ImportError:
+        pass
+    try:
+        from kavi_assets.runtime import errors as runtime_errors
+
+        errors += list(runtime_errors.EXPECTED)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def cli_errors(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except expected_errors() as err:
+            err_console.print(Text.assemble(("error: ", "bold red"), str(err)), soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]

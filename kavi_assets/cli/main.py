@@ -1,0 +1,325 @@
+"""`kavi`: propose, forge, inspect, approve and run skills. Every command honours KAVI_HOME and DAGSTER_HOME."""
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kavi_assets.cli.errors import cli_errors
+from kavi_assets.home import KaviHome
+
+app = typer.Typer(
+    name="kavi",
+    help="Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+
+HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
+
+
+def _home(home: str | None) -> KaviHome:
+    return KaviHome.from_env(home).ensure()
+
+
+def _ctx(home: KaviHome, *, auto_approve: list[str] | None = None) -> Any:
+    from resources.llm import LLMResource
+
+    from kavi_assets.forge.context import ForgeContext
+    from resources.gates import GateRunnerResource
+
+    gates = GateRunnerResource(auto_approve=auto_approve or [])
+    return ForgeContext.open(home, LLMResource().get_client, gates.settings())
+
+
+def _records(home: KaviHome) -> Any:
+    from kavi_assets.ledger.records import ForgeRecords
+    from kavi_assets.ledger.store import Ledger
+
+    return ForgeRecords(Ledger(home.ledger_path))
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@app.command()
+@cli_errors
+def propose(
+    file: Annotated[Path, typer.Argument(help="a proposal in YAML or JSON")],
+    home: HomeOpt = None,
+) -> None:
+    """Validate a proposal, record it in the ledger and add its partition in DAGSTER_HOME."""
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
+    from kavi_assets.forge.pipeline import intake
+    from kavi_assets.proposals.model import load_proposal
+
+    h = _home(home)
+    proposal = load_proposal(file)
+    ensure_dagster_home(h)
+    from kavi_assets.forge.context import ForgeContext
+
+    ctx = ForgeContext.open(h, _no_llm)
+    changed = intake(ctx, proposal, str(file.resolve()), actor="kavi propose")
+    added = add_partition(proposal.name)
+    verb = "recorded" if changed else "already recorded (identical spec)"
+    console.print(f"[green]{proposal.name}[/]: {verb}; partition {'added' if added else 'exists'} "
+                  f"({proposal.side_effect_class.value}, {len(proposal.examples)} examples, "
+                  f"{len(proposal.holdout_examples)} holdout)")
+
+
+def _no_llm() -> Any:
+    raise RuntimeError("this command does not call a model")
+
+
+def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
+               resources: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+
+    ensure_dagster_home(h)
+    records = _records(h)
+    records.require_proposal(name)
+    add_partition(name)
+    run = run_job("forge", name, tags=tags, resources=resources)
+    row = records.require_proposal(name)
+    build = records.latest_build(name)
+    return {
+        "name": name,
+        "run_id": run.run_id,
+        "run_success": run.success,
+        "status": row.status.value,
+        "attempt": build.attempt_number if build else 0,
+        "build_id": build.build_id if build else None,
+        "model": build.model if build else None,
+        "failure_kind": build.failure_kind if build else None,
+    }
+
+
+@app.command()
+@cli_errors
+def forge(
+    name: Annotated[str, typer.Argument(help="the proposal (partition) to forge")],
+    home: HomeOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+) -> None:
+    """Run the next attempt of NAME through Dagster (packet, build, gates, research, promotion)."""
+    h = _home(home)
+    out = forge_once(h, name, tags={"kavi/trigger": "cli"})
+    if as_json:
+        _print_json(out)
+        return
+    colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
+    console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
+                  + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
+                  + f"  run {out['run_id'][:8]}")
+    if out["status"] == "VERIFIED":
+        console.print(f"  awaiting approval: kavi approve {name} --by YOU")
+    elif out["status"] in ("FAILED", "ESCALATED", "GATE_VIOLATION"):
+        console.print(f"  see: kavi lineage {name}   next attempt: kavi forge {name}"
+                      + ("" if out["status"] == "FAILED" else f" (or kavi retry {name} --by YOU)"))
+
+
+@app.command()
+@cli_errors
+def status(
+    name: Annotated[str | None, typer.Argument(help="one proposal, or all")] = None,
+    home: HomeOpt = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Every proposal's status, attempts and latest model."""
+    h = _home(home)
+    records = _records(h)
+    rows = records.list_status()
+    if name is not None:
+        rows = [r for r in rows if r["name"] == name]
+        if not rows:
+            records.require_proposal(name)
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"Kavi Forge — {h.root}")
+    for col in ("skill", "class", "status", "attempts", "latest model", "failure"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["side_effect_class"], r["status"], str(r["attempts"]), r["model"] or "",
+                      r["failure_kind"] or "")
+    console.print(table)
+
+
+def lineage_doc(records: Any, name: str) -> dict[str, Any]:
+    row = records.require_proposal(name)
+    attempts = []
+    for b in records.builds(name):
+        arts = records.build_artifacts(b.build_id)
+        attempts.append({
+            "attempt": b.attempt_number,
+            "build_id": b.build_id,
+            "parent_build_id": b.parent_build_id,
+            "run_id": b.run_id,
+            "model": b.model,
+            "endpoint": b.endpoint,
+            "status": b.status,
+            "failure_kind": b.failure_kind,
+            "packet_sha256": arts.get("packet"),
+            "answer_sha256": arts.get("llm_answer"),
+            "build_log_sha256": arts.get("build_log"),
+            "skill_sha256": b.skill_sha256,
+            "test_sha256": b.test_sha256,
+            "report_sha256": arts.get("report"),
+            "research_sha256": arts.get("research"),
+            "gates": {g["gate"]: g["effective_verdict"] for g in records.gate_results(b.build_id)},
+        })
+    notes = {n["build_id"]: n for n in records.research_notes(name)}
+    for a in attempts:
+        n = notes.get(a["build_id"])
+        if n:
+            a["research"] = {"failure_kind": n["failure_kind"], "triggers": n["triggers"],
+                             "escalated": n["escalated"], "facts": n["facts"]}
+    promotions = [
+        {"seq": p.seq, "build_id": p.build_id, "approved_by": p.approved_by, "source_sha256": p.source_sha256,
+         "record_hash": p.record_hash, "prev_hash": p.prev_hash, "at": p.created_at.isoformat()}
+        for p in records.promotions() if p.proposal_name == name
+    ]
+    return {
+        "proposal": name,
+        "status": row.status.value,
+        "spec_sha256": row.spec_sha256,
+        "side_effect_class": row.proposal.side_effect_class.value,
+        "attempts": attempts,
+        "promotions": promotions,
+        "events": records.status_events(name),
+        "edges": records.lineage_edges(name),
+    }
+
+
+@app.command()
+@cli_errors
+def lineage(
+    name: Annotated[str, typer.Argument()],
+    home: HomeOpt = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """proposal → attempts → packet, answer, log, report, research → promotion, with hashes."""
+    from rich.tree import Tree
+
+    doc = lineage_doc(_records(_home(home)), name)
+    if as_json:
+        _print_json(doc)
+        return
+    tree = Tree(f"[bold]{name}[/] {doc['status']}  spec {doc['spec_sha256'][:12]}")
+    for a in doc["attempts"]:
+        node = tree.add(f"attempt {a['attempt']}  {a['build_id']}  model {a['model']}  → {a['status']}"
+                        + (f" ({a['failure_kind']})" if a["failure_kind"] else ""))
+        for label, key in (("packet", "packet_sha256"), ("answer", "answer_sha256"), ("build log", "build_log_sha256"),
+                           ("skill", "skill_sha256"), ("tests", "test_sha256"), ("report", "report_sha256"),
+                           ("research", "research_sha256")):
+            if a.get(key):
+                node.add(f"{label:9} {a[key][:16]}")
+        if a["gates"]:
+            node.add("gates: " + ", ".join(f"{g}={v}" for g, v in a["gates"].items()))
+        if a.get("research"):
+            r = a["research"]
+            rn = node.add(f"research: {r['failure_kind']}" + (f"  escalated: {', '.join(r['triggers'])}"
+                                                               if r["escalated"] else ""))
+            for gate, info in (r["facts"].get("gates") or {}).items():
+                for m in info.get("messages", [])[:5]:
+                    rn.add(f"{gate}: {m}")
+            for v in r["facts"].get("violations", [])[:5]:
+                rn.add(f"allowlist: {v}")
+            if r["facts"].get("error"):
+                rn.add(str(r["facts"]["error"])[:200])
+    for p in doc["promotions"]:
+        tree.add(f"[green]promotion #{p['seq']}[/] {p['build_id']} approved by {p['approved_by']}  "
+                 f"sha256 {p['source_sha256'][:16]}  record {p['record_hash'][:12]}")
+    console.print(tree)
+
+
+@app.command()
+@cli_errors
+def approve(
+    name: Annotated[str, typer.Argument()],
+    by: Annotated[str, typer.Option("--by", help="who approves (recorded in the ledger)")],
+    home: HomeOpt = None,
+) -> None:
+    """Record a person's approval of NAME's latest verified build and promote it through Dagster."""
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+    from kavi_assets.forge.context import ForgeContext
+    from kavi_assets.forge.pipeline import approve as record_approval
+
+    h = _home(home)
+    ctx = ForgeContext.open(h, _no_llm)
+    build = record_approval(ctx, name, by)
+    ensure_dagster_home(h)
+    add_partition(name)
+    run = run_job("promote", name, tags={"kavi/trigger": "approval", "kavi/approved_by": by})
+    row = ctx.records.require_proposal(name)
+    if row.status.value != "TRUSTED":
+        raise typer.Exit(_fail(f"{name}: approval recorded but promotion did not complete (run {run.run_id})"))
+    trusted = {t.name: t for t in ctx.records.trusted()}[name]
+    console.print(f"[green]{name}[/] is TRUSTED: build {build.build_id}, sha256 {trusted.source_sha256[:16]}, "
+                  f"approved by {by}")
+    run_job("registry", None, tags={"kavi/trigger": "approval"})
+
+
+def _fail(msg: str) -> int:
+    Console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
+    return 1
+
+
+@app.command()
+@cli_errors
+def retry(
+    name: Annotated[str, typer.Argument()],
+    by: Annotated[str, typer.Option("--by", help="who decides to retry (recorded)")],
+    hint: Annotated[str | None, typer.Option("--hint", help="advice carried into the next packet")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Record a person's decision to retry an escalated proposal (and a hint), then run the next attempt."""
+    from kavi_assets.lifecycle import ProposalStatus
+
+    h = _home(home)
+    records = _records(h)
+    row = records.require_proposal(name)
+    if row.status is ProposalStatus.TRUSTED:
+        raise typer.Exit(_fail(f"{name} is already TRUSTED; nothing to retry"))
+    records.record_retry_request(name, by, hint)
+    records.set_status(name, ProposalStatus.PROPOSED, build_id=None,
+                       reason=f"retry requested by {by}" + (f": {hint}" if hint else ""), actor=by)
+    out = forge_once(h, name, tags={"kavi/trigger": "retry-by-person", "kavi/requested_by": by})
+    console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → {out['status']}"
+                  + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
+
+
+@app.command("schema")
+def schema_cmd(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="write to a file")] = None,
+) -> None:
+    """Print (or write) the JSON Schema of proposals, for editors."""
+    from kavi_assets.proposals.model import proposal_json_schema
+
+    text = json.dumps(proposal_json_schema(), indent=2)
+    if output:
+        output.write_text(text + "\n", encoding="utf-8")
+        console.print(f"wrote {output}")
+    else:
+        typer.echo(text)
+
+
+def _register_optional() -> None:
+    try:
+        from kavi_assets.cli import check_cmd
+
+        check_cmd.register(app)
+    except ImportError:
+        pass
+    from kavi_assets.cli import demo_cmd
+
+    demo_cmd.register(app)
+
+
+_register_optional()

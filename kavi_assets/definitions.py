@@ -1,0 +1,27 @@
+"""Assembles the Kavi Forge code location: assets, checks, jobs, sensors and resources. No work at import."""
+
+import dagster as dg
+from resources.llm import LLMResource
+
+from kavi_assets.assets import forge, learning, registry
+from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
+from resources.gates import GateRunnerResource
+from resources.home import SkillsHomeResource
+from sensors.intake import proposal_intake
+from sensors.learning import learn_model_outcomes
+from sensors.promotion import promote_approved
+from sensors.retry import retry_failed_attempts
+
+_home = SkillsHomeResource()
+
+defs = dg.Definitions(
+    assets=dg.load_assets_from_modules([forge, registry, learning]),
+    jobs=[forge_job, promote_job, registry_job, learn_job],
+    sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved],
+    resources={
+        "home": _home,
+        "llm": LLMResource(),
+        "gates": GateRunnerResource(),
+    },
+    executor=dg.in_process_executor,
+)

@@ -1,0 +1,45 @@
+"""Everything a forge step needs, assembled once per run from configuration (no Dagster types)."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kavi_assets.home import KaviHome
+from kavi_assets.ledger.artifacts import ArtifactStore
+from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.store import Ledger
+from kavi_assets.llm.client import LLMClient
+from kavi_assets.skills.base import SideEffectClass
+
+
+@dataclass(frozen=True)
+class ForgeSettings:
+    gate_wall_s: float = 90.0
+    coverage_min: float = 80.0
+    policy_path: Path | None = None
+    # Auto-approval is off unless the user names the low-risk classes it may cover.
+    auto_approve: tuple[SideEffectClass, ...] = ()
+    prior_weight: float = 2.0
+    model_costs: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class ForgeContext:
+    home: KaviHome
+    records: ForgeRecords
+    store: ArtifactStore
+    llm_factory: Callable[[], LLMClient]
+    settings: ForgeSettings = field(default_factory=ForgeSettings)
+
+    @classmethod
+    def open(
+        cls,
+        home: KaviHome,
+        llm_factory: Callable[[], LLMClient],
+        settings: ForgeSettings | None = None,
+        lock_timeout_s: float = 60.0,
+    ) -> "ForgeContext":
+        home.ensure()
+        ledger = Ledger(home.ledger_path, lock_timeout_s=lock_timeout_s)
+        return cls(home, ForgeRecords(ledger), ArtifactStore(home.artifacts_dir), llm_factory,
+                   settings or ForgeSettings())

@@ -1,0 +1,582 @@
+"""One attempt, step by step: packet → build → verify → research; and promotion of a verified build."""
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.build.allowlist import check_allowlist, skill_path, test_path
+from kavi_assets.build.sandbox_dir import create_sandbox, write_files
+from kavi_assets.forge.context import ForgeContext
+from kavi_assets.gates.runner import GateConfig, run_gates
+from kavi_assets.gates.types import GateResult
+from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
+from kavi_assets.ledger.records import BuildRow, LedgerRecordError, new_build_id
+from kavi_assets.lifecycle import FailureKind, ProposalStatus
+from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
+from kavi_assets.llm.client import LLMError
+from kavi_assets.llm.prompts import build_headers, render_build_messages
+from kavi_assets.promotion.registry import write_registry
+from kavi_assets.proposals.model import Proposal
+from kavi_assets.research.classifier import AttemptFailure, classify
+from kavi_assets.research.escalation import EscalationInput, triggers_for
+from kavi_assets.routing.complexity import attempt_budget, score_complexity
+from kavi_assets.routing.posteriors import Outcome, compute_posteriors
+from kavi_assets.routing.task_type import task_type
+from kavi_assets.routing.thompson import choose_model
+
+BUILD_OK = "BUILT"
+BUILD_FAILED = "BUILD_FAILED"
+VERIFIED = "VERIFIED"
+VERIFY_FAILED = "VERIFY_FAILED"
+
+
+class PromotionRefused(RuntimeError):
+    """Promotion was asked for a build that may not be promoted; the message says why."""
+
+
+def _canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, indent=2, default=str).encode()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+# -- intake -----------------------------------------------------------------------------------------
+
+
+def intake(ctx: ForgeContext, proposal: Proposal, source_path: str | None, actor: str = "kavi") -> bool:
+    """Record a validated proposal with its complexity score; False when the identical spec is already in."""
+    score = score_complexity(proposal)
+    return ctx.records.register_proposal(proposal, source_path=source_path, complexity=score.score, actor=actor)
+
+
+def proposal_task_type(ctx: ForgeContext, proposal: Proposal) -> str:
+    return task_type(proposal.side_effect_class, score_complexity(proposal).score)
+
+
+# -- packet -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PacketOutcome:
+    build_id: str
+    attempt: int
+    parent_build_id: str | None
+    model: str
+    packet_sha256: str
+    routing: dict[str, Any]
+    prior_failures: int
+    hints: list[str]
+    budget: int
+
+
+def _prior_failures(ctx: ForgeContext, name: str) -> list[dict[str, Any]]:
+    out = []
+    for note in ctx.records.research_notes(name):
+        out.append(
+            {
+                "attempt": note["attempt"],
+                "build_id": note["build_id"],
+                "failure_kind": note["failure_kind"],
+                "facts": note["facts"],
+                "advice": note["advice"],
+            }
+        )
+    return out
+
+
+def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:
+    """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model."""
+    row = ctx.records.require_proposal(name)
+    proposal = row.proposal
+    builds = ctx.records.builds(name)
+    attempt = (builds[-1].attempt_number + 1) if builds else 1
+    parent = builds[-1].build_id if builds else None
+    build_id = new_build_id(name, attempt)
+    client = ctx.llm_factory()
+    ttype = proposal_task_type(ctx, proposal)
+    outcomes = [
+        Outcome(o["model"], o["task_type"], bool(o["success"]), o["latency_ms"] or 0.0, o["tokens"] or 0, o["cost_usd"])
+        for o in ctx.records.model_outcomes()
+    ]
+    posteriors = compute_posteriors(
+        outcomes, models=client.settings.models, task_types=[ttype], prior_weight=ctx.settings.prior_weight
+    )
+    decision = choose_model(
+        posteriors,
+        task_type=ttype,
+        models=client.settings.models,
+        seed=build_id,
+        costs=ctx.settings.model_costs or None,
+        prior_weight=ctx.settings.prior_weight,
+    )
+    prior = _prior_failures(ctx, name)
+    hints = [h["hint"] for h in ctx.records.take_retry_hints(name, build_id) if h["hint"]]
+    messages = render_build_messages(
+        proposal.builder_view(),
+        attempt=attempt,
+        skill_name=name,
+        class_name=proposal.class_name,
+        prior_failures=prior,
+        hint="\n".join(hints) or None,
+        max_chars=client.settings.max_prompt_chars,
+    )
+    budget = attempt_budget(row.complexity if row.complexity is not None else score_complexity(proposal).score)
+    packet = {
+        "packet_version": 1,
+        "kind": "BUILD_PACKET",
+        "build_id": build_id,
+        "proposal": name,
+        "spec_sha256": row.spec_sha256,
+        "attempt": attempt,
+        "attempt_budget": budget,
+        "parent_build_id": parent,
+        "task_type": ttype,
+        "spec": proposal.builder_view(),
+        "prior_failures": prior,
+        "hints": hints,
+        "routing": decision.to_dict(),
+        "model": decision.model,
+        "endpoint": client.endpoint_label,
+        "messages": messages,
+        "created_at": _now(),
+    }
+    ref = ctx.store.put(_canonical(packet), "build_packet")
+    spec_ref = ctx.store.put(proposal.canonical_json().encode(), "proposal_spec")
+    ctx.records.record_artifact(spec_ref)
+    ctx.records.start_build(
+        name,
+        run_id=run_id,
+        model=decision.model,
+        endpoint=client.endpoint_label,
+        packet=ref,
+        build_id=build_id,
+        attempt=attempt,
+        parent_build_id=parent,
+        lineage_parent=spec_ref.sha256,
+    )
+    return PacketOutcome(build_id, attempt, parent, decision.model, ref.sha256, decision.to_dict(), len(prior), hints,
+                         budget)
+
+
+def load_packet(ctx: ForgeContext, build: BuildRow) -> dict[str, Any]:
+    if not build.packet_sha256:
+        raise LedgerRecordError(f"build {build.build_id} has no packet")
+    data: dict[str, Any] = json.loads(ctx.store.get(build.packet_sha256))
+    return data
+
+
+# -- build ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    build_id: str
+    attempt: int
+    model: str | None
+    ok: bool
+    failure: AttemptFailure | None
+    files: dict[str, str] = field(default_factory=dict)  # path -> sha256
+    latency_ms: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    recorded_model: bool = False
+    log: list[str] = field(default_factory=list)
+    build_log_sha256: str | None = None
+
+
+def _failure_dict(f: AttemptFailure) -> dict[str, Any]:
+    return {
+        "stage": f.stage,
+        "message": f.message,
+        "llm_error_kind": f.llm_error_kind,
+        "llm_terminal": f.llm_terminal,
+        "violations": list(f.violations),
+    }
+
+
+def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | None = None) -> BuildOutcome:
+    """Ask the routed model for the files, check them against the allowlist, write the fresh sandbox."""
+    build = ctx.records.get_build(build_id) if build_id else None
+    if build is None:
+        build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
+    if build is None:
+        raise LedgerRecordError(f"no packet for {name!r}; materialize forge/build_packet first")
+    packet = load_packet(ctx, build)
+    client = ctx.llm_factory()
+    log: list[str] = [f"{_now()} build {build.build_id} attempt {build.attempt_number} model {build.model}",
+                      f"endpoint: {client.endpoint_label}"]
+    failure: AttemptFailure | None = None
+    files: dict[str, bytes] = {}
+    completion = None
+    answer_ref: ArtifactRef | None = None
+    try:
+        completion = client.complete(
+            packet["messages"],
+            model=str(build.model),
+            json_mode=True,
+            headers=build_headers(name, build.attempt_number, "build"),
+        )
+        log.append(f"model answered in {completion.latency_ms:.0f} ms "
+                   f"({completion.prompt_tokens}+{completion.completion_tokens} tokens)"
+                   + (" [recorded model replay]" if completion.recorded else ""))
+        answer_ref = ctx.store.put(completion.text.encode(), "llm_answer")
+        answer = parse_build_answer(completion.text)
+        allow = check_allowlist(name, [(f.path, f.content) for f in answer.files])
+        if not allow.ok:
+            failure = AttemptFailure("allowlist", "the answer writes outside the allowlist",
+                                     violations=allow.violations)
+            log += [f"allowlist violation: {v}" for v in allow.violations]
+        else:
+            files = allow.files
+    except LLMError as err:
+        failure = AttemptFailure("llm", str(err), llm_error_kind=str(err.kind), llm_terminal=err.terminal)
+        log.append(f"model call failed ({err.kind}): {err}")
+    except BadAnswerError as err:
+        failure = AttemptFailure("answer", str(err))
+        log.append(f"the answer is not usable: {err}")
+
+    file_refs: dict[str, ArtifactRef] = {}
+    if failure is None:
+        sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
+        write_files(sandbox / "work", files)
+        log.append(f"wrote {len(files)} files to a fresh sandbox {sandbox.name}")
+        for path, data in files.items():
+            file_refs[path] = ctx.store.put(data, "skill_source" if path.startswith("skills/") else "skill_tests")
+    else:
+        log.append("nothing reached the sandbox or the skills home")
+
+    log_doc = {
+        "kind": "BUILD_LOG",
+        "build_id": build.build_id,
+        "proposal": name,
+        "attempt": build.attempt_number,
+        "model": build.model,
+        "endpoint": client.endpoint_label,
+        "recorded_model": bool(completion.recorded) if completion else client.settings.recorded,
+        "files": {p: r.sha256 for p, r in file_refs.items()},
+        "answer_sha256": answer_ref.sha256 if answer_ref else None,
+        "failure": _failure_dict(failure) if failure else None,
+        "log": log,
+    }
+    log_ref = ctx.store.put(_canonical(log_doc), "build_log")
+    artifacts: list[tuple[str, ArtifactRef, str, str]] = [("build_log", log_ref, str(build.packet_sha256), "log_of")]
+    if answer_ref is not None:
+        artifacts.append(("llm_answer", answer_ref, str(build.packet_sha256), "answer_to"))
+    for path, ref in file_refs.items():
+        role = "skill" if path.startswith("skills/") else "tests"
+        artifacts.append((role, ref, answer_ref.sha256 if answer_ref else str(build.packet_sha256), "file_of"))
+    kind = classify(failure).kind.value if failure else None
+    ctx.records.finish_build(
+        build.build_id,
+        status=BUILD_OK if failure is None else BUILD_FAILED,
+        failure_kind=kind,
+        artifacts=artifacts,
+        prompt_tokens=completion.prompt_tokens if completion else None,
+        completion_tokens=completion.completion_tokens if completion else None,
+        latency_ms=completion.latency_ms if completion else None,
+        cost_usd=completion.cost_usd if completion else None,
+        skill_sha256=file_refs[skill_path(name)].sha256 if skill_path(name) in file_refs else None,
+        test_sha256=file_refs[test_path(name)].sha256 if test_path(name) in file_refs else None,
+    )
+    if failure is None:
+        ctx.records.set_status(name, ProposalStatus.BUILT, build_id=build.build_id, reason="files written to sandbox")
+    return BuildOutcome(
+        build.build_id, build.attempt_number, build.model, failure is None, failure,
+        {p: r.sha256 for p, r in file_refs.items()},
+        completion.latency_ms if completion else None,
+        completion.prompt_tokens if completion else None,
+        completion.completion_tokens if completion else None,
+        bool(completion.recorded) if completion else client.settings.recorded,
+        log, log_ref.sha256,
+    )
+
+
+# -- verify -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    build_id: str
+    attempt: int
+    ran: bool
+    passed: bool
+    results: list[GateResult]
+    isolation: dict[str, str]
+    duration_s: float
+    report_sha256: str
+    build_failure: AttemptFailure | None
+
+
+def _build_failure_from_log(ctx: ForgeContext, build: BuildRow) -> AttemptFailure:
+    roles = ctx.records.build_artifacts(build.build_id)
+    if "build_log" in roles:
+        doc = json.loads(ctx.store.get(roles["build_log"]))
+        f = doc.get("failure") or {}
+        return AttemptFailure(
+            f.get("stage", "build"), f.get("message", "the build failed"), f.get("llm_error_kind"),
+            bool(f.get("llm_terminal")), (), tuple(f.get("violations") or ()),
+        )
+    return AttemptFailure("build", f"build {build.build_id} has status {build.status} and no build log")
+
+
+def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | None = None) -> VerifyOutcome:
+    """Run every gate on the build's recorded bytes; write the verification report."""
+    build = ctx.records.get_build(build_id) if build_id else None
+    if build is None:
+        build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
+    if build is None:
+        raise LedgerRecordError(f"no build for {name!r}")
+    proposal = ctx.records.require_proposal(name).proposal
+    if build.status != BUILD_OK or not build.skill_sha256 or not build.test_sha256:
+        failure = _build_failure_from_log(ctx, build)
+        report = {"kind": "VERIFICATION_REPORT", "build_id": build.build_id, "ran": False, "passed": False,
+                  "reason": f"not verified: the build failed at the {failure.stage} stage: {failure.message}",
+                  "gates": []}
+        ref = ctx.store.put(_canonical(report), "verification_report")
+        ctx.records.finish_build(build.build_id, status=build.status, failure_kind=build.failure_kind,
+                                 artifacts=[("report", ref, str(build.packet_sha256), "report_of")])
+        return VerifyOutcome(build.build_id, build.attempt_number, False, False, [], {}, 0.0, ref.sha256, failure)
+    files = {
+        skill_path(name): ctx.store.get(build.skill_sha256),
+        test_path(name): ctx.store.get(build.test_sha256),
+    }
+    work_root = ctx.home.sandboxes_dir / build.build_id / "gates"
+    work_root.mkdir(parents=True, exist_ok=True)
+    config = GateConfig(
+        wall_s=ctx.settings.gate_wall_s,
+        coverage_min=ctx.settings.coverage_min,
+        mypy_cache_root=ctx.home.root / "cache" / "mypy",
+        policy_path=ctx.settings.policy_path,
+    )
+    outcome = run_gates(work_root, proposal, files, config)
+    ctx.records.record_gate_results(build.build_id, outcome.results)
+    report = {
+        "kind": "VERIFICATION_REPORT",
+        "build_id": build.build_id,
+        "proposal": name,
+        "attempt": build.attempt_number,
+        "ran": True,
+        "passed": outcome.passed,
+        "skill_sha256": build.skill_sha256,
+        "test_sha256": build.test_sha256,
+        "isolation": outcome.isolation,
+        "duration_s": round(outcome.duration_s, 3),
+        "gates": [r.to_dict() for r in outcome.results],
+    }
+    ref = ctx.store.put(_canonical(report), "verification_report")
+    ctx.records.finish_build(
+        build.build_id,
+        status=VERIFIED if outcome.passed else VERIFY_FAILED,
+        failure_kind=None if outcome.passed else classify(
+            AttemptFailure("verify", "gates failed", gate_results=outcome.results)).kind.value,
+        artifacts=[("report", ref, build.skill_sha256, "report_of")],
+    )
+    if outcome.passed:
+        ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build.build_id, reason="every gate passed")
+    failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
+    return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
+                         outcome.isolation, outcome.duration_s, ref.sha256, failure)
+
+
+# -- research ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResearchOutcome:
+    build_id: str
+    attempt: int
+    kind: FailureKind
+    fingerprint: str
+    facts: dict[str, Any]
+    triggers: list[str]
+    escalated: bool
+    status: ProposalStatus
+    budget: int
+    note_sha256: str
+
+
+def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice: str | None = None
+             ) -> ResearchOutcome:
+    """File the research note of a failed attempt, decide escalation, record the model outcome."""
+    if verify_outcome.passed or verify_outcome.build_failure is None:
+        raise ValueError("research notes are written for failed attempts only")
+    build = ctx.records.get_build(verify_outcome.build_id)
+    if build is None:
+        raise LedgerRecordError(f"no build {verify_outcome.build_id}")
+    row = ctx.records.require_proposal(name)
+    cls = classify(verify_outcome.build_failure)
+    previous = [n for n in ctx.records.research_notes(name) if n["attempt"] < build.attempt_number]
+    packet = load_packet(ctx, build)
+    prev_packet_text: str | None = None
+    if build.parent_build_id:
+        parent = ctx.records.get_build(build.parent_build_id)
+        if parent is not None and parent.packet_sha256:
+            prev_packet_text = json.dumps(load_packet(ctx, parent).get("messages"), indent=1)
+    budget = int(packet.get("attempt_budget") or attempt_budget(row.complexity or 0.0))
+    triggers = triggers_for(
+        EscalationInput(
+            kind=cls.kind,
+            fingerprint=cls.fingerprint,
+            previous_fingerprints=[n["fingerprint"] for n in previous],
+            attempt=build.attempt_number,
+            budget=budget,
+            declared_class=row.proposal.side_effect_class,
+            advice=advice,
+            packet_text=json.dumps(packet.get("messages"), indent=1),
+            previous_packet_text=prev_packet_text,
+            llm_terminal=verify_outcome.build_failure.llm_terminal,
+        )
+    )
+    escalated = bool(triggers)
+    if cls.kind is FailureKind.GATE_VIOLATION:
+        status = ProposalStatus.GATE_VIOLATION
+    elif escalated:
+        status = ProposalStatus.ESCALATED
+    else:
+        status = ProposalStatus.FAILED
+    note = {
+        "kind": "RESEARCH_NOTE",
+        "build_id": build.build_id,
+        "proposal": name,
+        "attempt": build.attempt_number,
+        "failure_kind": cls.kind.value,
+        "fingerprint": cls.fingerprint,
+        "key_facts": cls.key_facts,
+        "facts": cls.facts,
+        "triggers": [str(t) for t in triggers],
+        "escalated": escalated,
+        "attempt_budget": budget,
+        "advice": advice,
+        "next": ("waits for a person: kavi retry NAME --by WHO [--hint TEXT]" if escalated
+                 else "the next attempt may be requested (kavi forge NAME, or the retry sensor)"),
+    }
+    ref = ctx.store.put(_canonical(note), "research_note")
+    ctx.records.record_research(
+        build_id=build.build_id, name=name, attempt=build.attempt_number, failure_kind=cls.kind.value,
+        fingerprint=cls.fingerprint, facts=cls.facts, triggers=[str(t) for t in triggers], advice=advice,
+        escalated=escalated, note=ref, lineage_parent=verify_outcome.report_sha256,
+    )
+    reason = f"{cls.kind.value}" + (f"; escalated: {', '.join(triggers)}" if triggers else "")
+    ctx.records.set_status(name, status, build_id=build.build_id, reason=reason)
+    record_outcome(ctx, name, build, success=False, failure_kind=cls.kind.value)
+    return ResearchOutcome(build.build_id, build.attempt_number, cls.kind, cls.fingerprint, cls.facts,
+                           [str(t) for t in triggers], escalated, status, budget, ref.sha256)
+
+
+def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bool, failure_kind: str | None) -> None:
+    if not build.model:
+        return
+    row = ctx.records.require_proposal(name)
+    tokens = (build.prompt_tokens or 0) + (build.completion_tokens or 0)
+    ctx.records.record_model_outcome(
+        build_id=build.build_id, name=name, model=build.model,
+        task_type=task_type(row.proposal.side_effect_class, row.complexity or 0.0), success=success,
+        failure_kind=failure_kind, latency_ms=build.latency_ms, tokens=tokens or None, cost_usd=build.cost_usd,
+    )
+
+
+def record_success(ctx: ForgeContext, name: str, build_id: str) -> None:
+    build = ctx.records.get_build(build_id)
+    if build is not None:
+        record_outcome(ctx, name, build, success=True, failure_kind=None)
+
+
+# -- promotion --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromotionOutcome:
+    promoted: bool
+    reason: str
+    build_id: str | None = None
+    source_sha256: str | None = None
+    approved_by: str | None = None
+    skill_path: str | None = None
+    promotion_seq: int | None = None
+
+
+def _atomic_copy(data: bytes, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o444)
+    os.replace(tmp, target)
+
+
+def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
+    """The latest attempt, if it may be promoted; otherwise PromotionRefused says why."""
+    ctx.records.require_proposal(name)
+    build = ctx.records.latest_build(name)
+    if build is None:
+        raise PromotionRefused(f"{name} has no build; forge it first (kavi forge {name})")
+    if build.status != VERIFIED:
+        raise PromotionRefused(
+            f"{name}: the latest attempt ({build.build_id}, attempt {build.attempt_number}) did not pass "
+            f"verification (status {build.status}{', ' + build.failure_kind if build.failure_kind else ''})"
+        )
+    results = ctx.records.gate_results(build.build_id)
+    failing = [r["gate"] for r in results if r["effective_verdict"] == "failed"]
+    if not results or failing:
+        raise PromotionRefused(f"{name}: the verification report of {build.build_id} is not passing "
+                               f"({', '.join(failing) or 'no gate results'})")
+    if not build.skill_sha256:
+        raise PromotionRefused(f"{name}: build {build.build_id} has no recorded skill source")
+    return build
+
+
+def approve(ctx: ForgeContext, name: str, approved_by: str) -> BuildRow:
+    if not approved_by.strip():
+        raise PromotionRefused("an approval needs a name: --by WHO")
+    build = promotable_build(ctx, name)
+    ctx.records.record_approval(name, build.build_id, approved_by.strip())
+    return build
+
+
+def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
+    """Promote the latest verified attempt when it has an approval (or an auto-approve policy covers it)."""
+    row = ctx.records.require_proposal(name)
+    if row.status is ProposalStatus.TRUSTED:
+        latest = ctx.records.latest_build(name)
+        trusted = {t.name: t for t in ctx.records.trusted()}
+        if name in trusted and latest is not None and trusted[name].build_id == latest.build_id:
+            return PromotionOutcome(False, "already trusted", latest.build_id, trusted[name].source_sha256,
+                                    trusted[name].approved_by, trusted[name].skill_path)
+    build = promotable_build(ctx, name)
+    approval = ctx.records.approval_for(name, build.build_id)
+    if approval is None:
+        if row.proposal.side_effect_class in ctx.settings.auto_approve:
+            who = f"auto-approve policy ({row.proposal.side_effect_class.value})"
+            ctx.records.record_approval(name, build.build_id, who, policy="auto_approve")
+            approval = {"approved_by": who}
+        else:
+            return PromotionOutcome(False, f"awaiting approval: kavi approve {name} --by WHO", build.build_id)
+    source = ctx.store.get(str(build.skill_sha256))
+    tests = ctx.store.get(str(build.test_sha256)) if build.test_sha256 else None
+    target = ctx.home.skill_file(name)
+    _atomic_copy(source, target)
+    if sha256_bytes(target.read_bytes()) != build.skill_sha256:
+        raise PromotionRefused(f"{name}: the copy in the skills home does not match the verified hash")
+    if tests is not None:
+        _atomic_copy(tests, ctx.home.skill_test_file(name))
+    promo = ctx.records.record_promotion(
+        name=name, build_id=build.build_id, from_status=row.status, approved_by=str(approval["approved_by"]),
+        source_sha256=str(build.skill_sha256), test_sha256=build.test_sha256,
+        skill_path=str(target.relative_to(ctx.home.root)),
+    )
+    write_registry(ctx.records, ctx.home.registry_path)
+    return PromotionOutcome(True, "promoted", build.build_id, build.skill_sha256, promo.approved_by,
+                            promo.skill_path, promo.seq)
+
+
+def cleanup_sandbox(ctx: ForgeContext, build_id: str) -> None:
+    shutil.rmtree(ctx.home.sandboxes_dir / build_id, ignore_errors=True)

@@ -1,0 +1,67 @@
+"""The registry file: a projection of the ledger's trusted skills, regenerated, never edited by hand."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.ledger.records import ForgeRecords
+
+REGISTRY_VERSION = 1
+
+
+def registry_projection(records: ForgeRecords) -> dict[str, Any]:
+    skills = [
+        {
+            "name": t.name,
+            "side_effect_class": t.side_effect_class.value,
+            "required_secrets": list(t.required_secrets),
+            "build_id": t.build_id,
+            "source_sha256": t.source_sha256,
+            "test_sha256": t.test_sha256,
+            "path": t.skill_path,
+            "approved_by": t.approved_by,
+            "promoted_at": t.promoted_at.isoformat(),
+        }
+        for t in records.trusted()
+    ]
+    return {
+        "version": REGISTRY_VERSION,
+        "generated_from": "ledger",
+        "note": "Generated from the Kavi ledger; edits are overwritten. The ledger is the source of truth.",
+        "skills": skills,
+    }
+
+
+def write_registry(records: ForgeRecords, path: Path) -> dict[str, Any]:
+    data = registry_projection(records)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".registry-")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return data
+
+
+def registry_drift(records: ForgeRecords, path: Path) -> list[str]:
+    """Differences between the registry file and what the ledger says it should be."""
+    expected = registry_projection(records)["skills"]
+    if not path.exists():
+        return [f"{path} is missing; run `kavi verify` or materialize forge/skill_registry to regenerate it"]
+    try:
+        actual = json.loads(path.read_text(encoding="utf-8")).get("skills", [])
+    except (json.JSONDecodeError, AttributeError):
+        return [f"{path} is not a valid registry file"]
+    problems: list[str] = []
+    exp = {s["name"]: s for s in expected}
+    act = {s.get("name"): s for s in actual if isinstance(s, dict)}
+    for name in sorted(set(exp) | set(act), key=str):
+        if name not in act:
+            problems.append(f"registry file lacks trusted skill {name}")
+        elif name not in exp:
+            problems.append(f"registry file lists {name}, which the ledger does not trust")
+        elif act[name].get("source_sha256") != exp[name]["source_sha256"]:
+            problems.append(f"registry file has a different hash for {name} than the ledger")
+    return problems

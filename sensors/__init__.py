@@ -1,0 +1,1 @@
+"""Sensors and schedules: proposal intake, retries, model learning, promotion."""

@@ -1,0 +1,73 @@
+"""The retry sensor: a research note without escalation requests the next attempt, after a backoff."""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import dagster as dg
+
+from kavi_assets.assets.jobs import forge_job
+from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.store import Ledger
+from kavi_assets.lifecycle import ProposalStatus
+from resources.gates import GateRunnerResource
+from resources.home import SkillsHomeResource
+
+
+def backoff_s(attempt: int, base_s: float, max_s: float) -> float:
+    return float(min(max_s, base_s * (2 ** max(0, attempt - 1))))
+
+
+@dg.sensor(
+    name="retry_failed_attempts",
+    job=forge_job,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests the next attempt for a failed, non-escalated proposal (run key retry:NAME:ATTEMPT).",
+)
+def retry_failed_attempts(
+    context: dg.SensorEvaluationContext, home: SkillsHomeResource, gates: GateRunnerResource
+) -> dg.SensorResult | dg.SkipReason:
+    records = ForgeRecords(Ledger(home.home().ledger_path))
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    since = datetime.fromisoformat(cursor["since"]) if cursor.get("since") else None
+    notes = records.research_notes_since(since)
+    if not notes:
+        return dg.SkipReason("no new research notes")
+    now = datetime.now(UTC)
+    requests: list[dg.RunRequest] = []
+    skipped: list[str] = []
+    hold: datetime | None = None
+    for note in notes:
+        name, attempt = note["name"], int(note["attempt"])
+        if note["escalated"]:
+            skipped.append(f"{name} attempt {attempt}: escalated ({', '.join(note['triggers'])}); waits for a person")
+            continue
+        if note["status"] != ProposalStatus.FAILED.value or attempt != note["latest_attempt"]:
+            skipped.append(f"{name} attempt {attempt}: no longer the latest failure (status {note['status']})")
+            continue
+        ready_at = note["created_at"] + timedelta(
+            seconds=backoff_s(attempt, gates.retry_backoff_s, gates.retry_backoff_max_s))
+        if ready_at > now:
+            hold = note["created_at"] if hold is None else min(hold, note["created_at"])
+            skipped.append(f"{name} attempt {attempt + 1}: backing off until {ready_at.isoformat()}")
+            continue
+        requests.append(
+            dg.RunRequest(
+                run_key=f"retry:{name}:{attempt + 1}",
+                partition_key=name,
+                tags={
+                    "kavi/trigger": "retry",
+                    "kavi/attempt": str(attempt + 1),
+                    "kavi/parent_build": note["build_id"],
+                    "kavi/reason": note["failure_kind"],
+                },
+            )
+        )
+    # Notes still backing off keep the cursor at them, so they are seen again; run keys drop duplicates.
+    new_since = hold if hold is not None else notes[-1]["created_at"]
+    context.update_cursor(json.dumps({"since": new_since.isoformat()}))
+    for line in skipped:
+        context.log.info(line)
+    if not requests:
+        return dg.SkipReason("; ".join(skipped) or "nothing to retry")
+    return dg.SensorResult(run_requests=requests)
