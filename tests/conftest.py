@@ -1,0 +1,32 @@
+"""Shared fixtures: a fresh skills home per test, and a valid proposal to mutate."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kavi_assets.home import KaviHome
+
+
+@pytest.fixture()
+def kavi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KaviHome]:
+    home = KaviHome(tmp_path / "home").ensure()
+    monkeypatch.setenv("KAVI_HOME", str(home.root))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    (tmp_path / "dagster").mkdir()
+    monkeypatch.setenv("KAVI_RECORDED_SPEED", "0")
+    yield home
+
+
+@pytest.fixture()
+def proposal_data() -> dict[str, Any]:
+    return {
+        "name": "word_count",
+        "description": "Count the words in a text, splitting on whitespace.",
+        "inputs": [{"name": "text", "type": "str"}],
+        "outputs": [{"name": "count", "type": "int"}],
+        "side_effect_class": "READ_ONLY",
+        "examples": [{"input": {"text": "a b c"}, "expected": {"count": 3}}],
+        "holdout_examples": [{"input": {"text": ""}, "expected": {"count": 0}}],
+    }
