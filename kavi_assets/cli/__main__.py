@@ -1,0 +1,5 @@
+"""`python -m kavi_assets.cli` is the same as `kavi`."""
+
+from kavi_assets.cli.main import app
+
+app()

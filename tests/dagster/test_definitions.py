@@ -1,0 +1,34 @@
+"""The code location loads, and its asset keys, checks, jobs and sensors are the ones the docs name."""
+
+import dagster as dg
+
+from kavi_assets.definitions import defs
+from kavi_assets.gates.types import ALL_GATES
+
+
+def test_definitions_load_with_expected_keys() -> None:
+    repo = defs.get_repository_def()
+    keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert {
+        "forge/proposal",
+        "forge/build_packet",
+        "forge/skill_build",
+        "forge/verification_report",
+        "forge/research_note",
+        "forge/registry_entry",
+        "forge/skill_registry",
+        "forge/model_posteriors",
+    } <= keys
+    checks = {c.name for c in repo.asset_graph.asset_check_keys}
+    assert {f"gate_{g}" for g in ALL_GATES} == checks
+    for job in ("forge", "promote", "registry", "learn"):
+        assert defs.resolve_job_def(job) is not None
+    sensors = {s.name for s in repo.sensor_defs}
+    assert {"proposal_intake", "retry_failed_attempts", "learn_model_outcomes", "promote_approved"} <= sensors
+
+
+def test_gate_checks_are_blocking() -> None:
+    from kavi_assets.assets.forge import GATE_CHECKS
+
+    assert all(spec.blocking for spec in GATE_CHECKS)
+    assert {spec.asset_key for spec in GATE_CHECKS} == {dg.AssetKey(["forge", "verification_report"])}
