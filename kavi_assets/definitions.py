@@ -1,12 +1,13 @@
 """Assembles the Kavi Forge code location: assets, checks, jobs, sensors and resources. No work at import."""
 
 import dagster as dg
-from resources.llm import LLMResource
 
-from kavi_assets.assets import forge, learning, registry
+from kavi_assets.assets import audit, forge, learning, registry
+from kavi_assets.assets.audit import audit_job, audit_schedule
 from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
+from resources.llm import LLMResource
 from sensors.intake import proposal_intake
 from sensors.learning import learn_model_outcomes
 from sensors.promotion import promote_approved
@@ -15,8 +16,9 @@ from sensors.retry import retry_failed_attempts
 _home = SkillsHomeResource()
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([forge, registry, learning]),
-    jobs=[forge_job, promote_job, registry_job, learn_job],
+    assets=dg.load_assets_from_modules([forge, registry, learning, audit]),
+    jobs=[forge_job, promote_job, registry_job, learn_job, audit_job],
+    schedules=[audit_schedule],
     sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved],
     resources={
         "home": _home,

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
-from resources.llm import LLMResource
 
 from kavi_assets.assets.jobs import forge_job
 from kavi_assets.assets.partitions import PROPOSALS, proposals_partitions
@@ -15,6 +14,7 @@ from kavi_assets.forge.pipeline import intake
 from kavi_assets.proposals.model import ProposalError, load_proposal
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
+from resources.llm import LLMResource
 
 SUFFIXES = {".yaml", ".yml", ".json"}
 

@@ -15,7 +15,9 @@ from resources.home import SkillsHomeResource
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Materializes forge/model_posteriors when new attempt outcomes land in the ledger.",
 )
-def learn_model_outcomes(context: dg.SensorEvaluationContext, home: SkillsHomeResource) -> dg.RunRequest | dg.SkipReason:
+def learn_model_outcomes(
+    context: dg.SensorEvaluationContext, home: SkillsHomeResource
+) -> dg.RunRequest | dg.SkipReason:
     count, latest = ForgeRecords(Ledger(home.home().ledger_path)).latest_outcome_at()
     marker = f"{count}:{latest.isoformat() if latest else ''}"
     if count == 0:

@@ -5,7 +5,6 @@ import json
 from typing import Any
 
 import dagster as dg
-from resources.llm import LLMResource
 
 from kavi_assets.assets.partitions import proposals_partitions
 from kavi_assets.forge import pipeline
@@ -13,6 +12,7 @@ from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.types import ALL_GATES, GateResult
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
+from resources.llm import LLMResource
 
 GROUP = "forge"
 PREFIX = ["forge"]

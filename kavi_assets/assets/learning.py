@@ -3,13 +3,13 @@
 from datetime import UTC, datetime
 
 import dagster as dg
-from resources.llm import LLMResource
 
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger
 from kavi_assets.routing.posteriors import Outcome, compute_posteriors, plot_posteriors, posteriors_markdown
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
+from resources.llm import LLMResource
 
 MODEL_POSTERIORS_KEY = dg.AssetKey(["forge", "model_posteriors"])
 

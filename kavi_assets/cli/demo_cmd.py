@@ -43,8 +43,6 @@ def demo(
 ) -> None:
     """Set up a home, start the recorded model, propose the examples, forge them (retrying through the retry
     sensor), approve what verified, and print a summary and how to open the UI."""
-    from resources.llm import LLMResource
-
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.cli.main import forge_once
     from kavi_assets.forge.context import ForgeContext
@@ -53,6 +51,7 @@ def demo(
     from kavi_assets.proposals.model import load_proposal
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource
+    from resources.llm import LLMResource
 
     started = time.monotonic()
     h = KaviHome.from_env(home or os.environ.get("KAVI_HOME") or "kavi-home").ensure()

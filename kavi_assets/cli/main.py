@@ -27,10 +27,9 @@ def _home(home: str | None) -> KaviHome:
 
 
 def _ctx(home: KaviHome, *, auto_approve: list[str] | None = None) -> Any:
-    from resources.llm import LLMResource
-
     from kavi_assets.forge.context import ForgeContext
     from resources.gates import GateRunnerResource
+    from resources.llm import LLMResource
 
     gates = GateRunnerResource(auto_approve=auto_approve or [])
     return ForgeContext.open(home, LLMResource().get_client, gates.settings())
