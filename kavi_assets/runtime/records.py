@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kavi_assets.skills.base import SideEffectClass
 
 RECORD_VERSION: Literal[1] = 1
+# model_dump_json writes fields in declaration order, so every line starts with this.
+_RECORD_START = b'{"v":1,'
 
 
 class RecordNotFound(LookupError):
@@ -95,6 +97,13 @@ class ReadStats:
     malformed: int = 0
 
 
+def _parse_line(raw: bytes) -> ExecutionRecord | None:
+    try:
+        return ExecutionRecord.model_validate_json(raw)
+    except (ValidationError, ValueError):
+        return None
+
+
 class ExecutionLog:
     """Append-only JSONL of ExecutionRecords; each append is one write of one full line, fsync'd by default."""
 
@@ -108,11 +117,7 @@ class ExecutionLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            size = os.fstat(fd).st_size
-            # A crash may have left a torn last line without its newline; start on a fresh line so this
-            # record is not glued onto it (the torn line is then counted as malformed, this one survives).
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
+            # One write of one full line: O_APPEND places it at the end even with concurrent writers.
             written = os.write(fd, line)
             if written != len(line):
                 # Regular files only write short on a full disk or a signal; finish the line regardless.
@@ -136,10 +141,15 @@ class ExecutionLog:
             for raw in fh:
                 if not raw.strip():
                     continue
-                try:
-                    yield ExecutionRecord.model_validate_json(raw)
-                except (ValidationError, ValueError):
+                record = _parse_line(raw)
+                if record is None:
                     malformed += 1
+                    # A crash can leave a torn line without its newline, and the next append is then glued
+                    # onto it. Every record starts with the same prefix, so the glued record is recovered.
+                    start = raw.rfind(_RECORD_START)
+                    record = _parse_line(raw[start:]) if start > 0 else None
+                if record is not None:
+                    yield record
         self.last_stats = ReadStats(malformed=malformed)
 
     def read_all(self) -> list[ExecutionRecord]:

@@ -11,6 +11,7 @@ import stat
 import sys
 import threading
 import types
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,19 @@ class LoaderStats:
 @dataclass(frozen=True)
 class _Loaded:
     sha256: str
-    module_name: str
+    module: types.ModuleType
     cls: type[BaseSkill[Any, Any]]
+
+
+def _unregister(module: types.ModuleType) -> None:
+    # Only our own entry: another loader may have registered a module of the same content since.
+    if sys.modules.get(module.__name__) is module:
+        del sys.modules[module.__name__]
+
+
+def _unregister_all(cache: dict[tuple[str, str], _Loaded]) -> None:
+    for loaded in cache.values():
+        _unregister(loaded.module)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -145,6 +157,8 @@ class TrustLoader:
         self._cache: dict[tuple[str, str], _Loaded] = {}
         self._reads = 0
         self._executions = 0
+        # A loader that goes away takes its modules out of sys.modules with it.
+        weakref.finalize(self, _unregister_all, self._cache)
 
     @property
     def stats(self) -> LoaderStats:
@@ -179,7 +193,7 @@ class TrustLoader:
             loaded = self._execute(skill, data, digest)
             if cached is not None:
                 # The old content is no longer trusted: drop its module so nothing stale stays importable.
-                sys.modules.pop(cached.module_name, None)
+                _unregister(cached.module)
             self._cache[key] = loaded
             return loaded.cls
 
@@ -187,7 +201,7 @@ class TrustLoader:
         """Drop cached classes (and their modules) for a skill, e.g. after it is revoked."""
         with self._lock:
             for key in [k for k in self._cache if k[0] == skill_name]:
-                sys.modules.pop(self._cache.pop(key).module_name, None)
+                _unregister(self._cache.pop(key).module)
 
     def _execute(self, skill: TrustedSkill, data: bytes, digest: str) -> _Loaded:
         module_name = _module_name(skill.name, digest)
@@ -209,10 +223,10 @@ class TrustLoader:
                 ) from exc
             cls = _find_skill_class(module, skill)
         except BaseException:
-            sys.modules.pop(module_name, None)
+            _unregister(module)
             raise
         self._executions += 1
-        return _Loaded(sha256=digest, module_name=module_name, cls=cls)
+        return _Loaded(sha256=digest, module=module, cls=cls)
 
 
 default_loader = TrustLoader()

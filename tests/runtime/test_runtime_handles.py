@@ -1,6 +1,7 @@
 """The handles: a vault confined to its root, fixture and real HTTP, declared secrets, context grants."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -170,8 +171,8 @@ def test_fixture_http_sorted_params_and_unknown_url() -> None:
     assert http.requested[0] == "https://api.example/search?page=2&q=kavi"
 
 
-def _client(handler, **kwargs) -> HttpClient:
-    return HttpClient(transport=httpx.MockTransport(handler), **kwargs)
+def _client(handler: Callable[[httpx.Request], httpx.Response], max_bytes: int) -> HttpClient:
+    return HttpClient(max_bytes=max_bytes, transport=httpx.MockTransport(handler))
 
 
 def test_http_client_json_text_and_errors() -> None:

@@ -1,5 +1,6 @@
 """The trust loader: hash checked before any code runs, exactly the hashed bytes executed, no stale modules."""
 
+import gc
 import os
 import sys
 import textwrap
@@ -116,8 +117,8 @@ def test_repromoted_source_replaces_module_and_leaves_nothing_stale(home: KaviHo
     assert new_cls is not old_cls and new_cls.description == "Repeat text, v2."
     assert old_cls.__module__ not in sys.modules
     assert new_cls.__module__ in sys.modules
-    names = [m for m in sys.modules if "echo" in m]
-    assert names == [new_cls.__module__]
+    # Whatever other loaders hold, every module of this skill carries the trusted prefix and a hash.
+    assert all(m.startswith("kavi_trusted_echo_") for m in sys.modules if "echo" in m)
     assert not any(m in sys.modules for m in ("echo", "skills.echo", "skills"))
     loader.forget("echo")
     assert new_cls.__module__ not in sys.modules
@@ -150,3 +151,12 @@ def test_bad_modules_fail_to_load_and_are_not_left_in_sys_modules(
         loader.load(skill)
     leaked = {m for m in set(sys.modules) - before if m.startswith("kavi_trusted_")}
     assert leaked == set()
+
+
+def test_dropped_loader_unregisters_its_modules(home: KaviHome) -> None:
+    temporary = TrustLoader()
+    name = temporary.load(install_source(home, "echo", ECHO + "\n# variant\n", SideEffectClass.READ_ONLY)).__module__
+    assert name in sys.modules
+    del temporary
+    gc.collect()
+    assert name not in sys.modules
