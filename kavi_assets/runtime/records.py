@@ -114,8 +114,12 @@ class ExecutionLog:
 
     def append(self, record: ExecutionRecord) -> None:
         line = (record.model_dump_json() + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, flags, 0o600)
         try:
             # One write of one full line: O_APPEND places it at the end even with concurrent writers.
             written = os.write(fd, line)
