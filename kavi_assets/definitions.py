@@ -2,8 +2,9 @@
 
 import dagster as dg
 
-from kavi_assets.assets import audit, forge, learning, registry
+from kavi_assets.assets import audit, executions, forge, learning, registry
 from kavi_assets.assets.audit import audit_job, audit_schedule
+from kavi_assets.assets.executions import ingest_job, ingest_schedule
 from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
@@ -16,9 +17,9 @@ from sensors.retry import retry_failed_attempts
 _home = SkillsHomeResource()
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([forge, registry, learning, audit]),
-    jobs=[forge_job, promote_job, registry_job, learn_job, audit_job],
-    schedules=[audit_schedule],
+    assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions]),
+    jobs=[forge_job, promote_job, registry_job, learn_job, audit_job, ingest_job],
+    schedules=[audit_schedule, ingest_schedule],
     sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved],
     resources={
         "home": _home,

@@ -36,7 +36,7 @@ def _retry_requests(home_res: Any, gates_res: Any, cursor: str | None) -> tuple[
 
 
 def demo(
-    home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ./kavi-home)")] = None,
+    home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")] = None,
     examples: Annotated[Path | None, typer.Option("--examples", help="a folder of proposal files")] = None,
     approve_as: Annotated[str, typer.Option("--approve-as", help="who the demo records as approver")] = DEMO_APPROVER,
     max_rounds: Annotated[int, typer.Option(help="retry rounds before the demo stops")] = 6,
@@ -54,7 +54,7 @@ def demo(
     from resources.llm import LLMResource
 
     started = time.monotonic()
-    h = KaviHome.from_env(home or os.environ.get("KAVI_HOME") or "kavi-home").ensure()
+    h = KaviHome.from_env(home).ensure()
     os.environ["KAVI_HOME"] = str(h.root)
     dagster_home = ensure_dagster_home(h)
     llm = LLMResource()

@@ -32,9 +32,12 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         pass
     try:
-        from kavi_assets.runtime import errors as runtime_errors
+        from kavi_assets.runtime.errors import ChainMappingError, RuntimeRefusal
+        from kavi_assets.runtime.handles import HttpHandleError, SecretsError, VaultPathError
+        from kavi_assets.runtime.records import AmbiguousPrefix, RecordNotFound
 
-        errors += list(runtime_errors.EXPECTED)
+        errors += [RuntimeRefusal, ChainMappingError, VaultPathError, HttpHandleError, SecretsError, AmbiguousPrefix,
+                   RecordNotFound]
     except ImportError:
         pass
     return tuple(errors)

@@ -400,6 +400,22 @@ class ForgeRecords:
             for r in rows
         ]
 
+    # -- models set aside ------------------------------------------------------------------------
+    def set_model_aside(self, config_fingerprint: str, model: str, reason: str, build_id: str | None) -> None:
+        """A model that answered "not found" or "unauthorised" stays aside until the configuration changes."""
+        with self.ledger.connect() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO model_set_aside VALUES (?, ?, ?, ?, ?)",
+                [config_fingerprint, model, reason, build_id, utcnow()],
+            )
+
+    def models_set_aside(self, config_fingerprint: str) -> dict[str, str]:
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT model, reason FROM model_set_aside WHERE config_fingerprint = ?", [config_fingerprint]
+            ).fetchall()
+        return {str(r[0]): str(r[1]) for r in rows}
+
     # -- retry requests --------------------------------------------------------------------------
     def record_retry_request(self, name: str, requested_by: str, hint: str | None) -> None:
         with self.ledger.connect() as con:

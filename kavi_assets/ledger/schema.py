@@ -80,6 +80,19 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
                 policy VARCHAR,
                 created_at TIMESTAMPTZ NOT NULL
             )""",
+            """CREATE TABLE IF NOT EXISTS model_set_aside (
+                config_fingerprint VARCHAR NOT NULL,
+                model VARCHAR NOT NULL,
+                reason VARCHAR NOT NULL,
+                build_id VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL,
+                PRIMARY KEY (config_fingerprint, model)
+            )""",
+            """CREATE TABLE IF NOT EXISTS ingest_offsets (
+                source VARCHAR PRIMARY KEY,
+                byte_offset BIGINT NOT NULL,
+                updated_at TIMESTAMPTZ NOT NULL
+            )""",
             """CREATE TABLE IF NOT EXISTS retry_requests (
                 proposal_name VARCHAR NOT NULL,
                 requested_by VARCHAR NOT NULL,

@@ -1,0 +1,155 @@
+"""`kavi doctor`: health checks of an installation, each with a fix; warnings do not fail the exit status."""
+
+import os
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.home import KaviHome
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+
+def _writable(home: KaviHome) -> Check:
+    bad = []
+    for d in (home.root, home.skills_dir, home.artifacts_dir, home.sandboxes_dir, home.vault_dir, home.inbox_dir):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            probe = d / ".kavi-doctor-probe"
+            probe.write_text("ok")
+            probe.unlink()
+        except OSError as err:
+            bad.append(f"{d} ({err.strerror})")
+    if bad:
+        return Check("home writable", "fail", "not writable: " + ", ".join(bad),
+                     f"fix the permissions, or point KAVI_HOME at a writable directory (now {home.root})")
+    return Check("home writable", "ok", str(home.root))
+
+
+def _ledger(home: KaviHome) -> Check:
+    from kavi_assets.ledger.schema import SCHEMA_VERSION
+    from kavi_assets.ledger.store import Ledger, LedgerLockedError
+
+    if not home.ledger_path.exists():
+        return Check("ledger", "warn", f"{home.ledger_path} does not exist yet", "run `kavi demo` or `kavi propose FILE`")
+    try:
+        version = Ledger(home.ledger_path, lock_timeout_s=10, migrate=False).schema_version()
+    except LedgerLockedError as err:
+        return Check("ledger", "fail", str(err), "stop the process holding the ledger open, then retry")
+    except Exception as err:  # noqa: BLE001 - any failure to open is what this check reports
+        return Check("ledger", "fail", f"cannot open {home.ledger_path}: {err}",
+                     "restore the ledger from a backup; it is the source of truth")
+    if version != SCHEMA_VERSION:
+        return Check("ledger", "fail", f"schema version {version}, expected {SCHEMA_VERSION}",
+                     "run any kavi command that writes (e.g. `kavi status`) to migrate, or upgrade kavi-forge")
+    return Check("ledger", "ok", f"{home.ledger_path} (schema {version})")
+
+
+def _trust(home: KaviHome) -> Check:
+    from kavi_assets.ledger.records import ForgeRecords
+    from kavi_assets.ledger.store import Ledger
+    from kavi_assets.promotion.audit import audit
+
+    if not home.ledger_path.exists():
+        return Check("registry and trusted files", "warn", "no ledger yet", "run `kavi demo`")
+    try:
+        report = audit(ForgeRecords(Ledger(home.ledger_path, lock_timeout_s=10)), home)
+    except Exception as err:  # noqa: BLE001
+        return Check("registry and trusted files", "fail", f"audit failed: {err}", "run `kavi verify` for details")
+    if not report.ok:
+        return Check("registry and trusted files", "fail", "; ".join(report.problems()[:5]),
+                     "a changed trusted file must be re-forged (kavi forge NAME); a registry drift is fixed by "
+                     "materializing forge/skill_registry; an edited promotion record needs investigation")
+    return Check("registry and trusted files", "ok",
+                 f"{report.checked_skills} trusted skills match their hashes; {report.promotions} promotions chained")
+
+
+def _endpoint() -> Check:
+    base = os.environ.get("KAVI_LLM_BASE_URL", "").rstrip("/")
+    if not base:
+        from kavi_assets.llm.recorded import default_cassette_dir
+
+        n = len(list(default_cassette_dir().glob("*.yaml")))
+        return Check("model endpoint", "ok" if n else "warn",
+                     f"none configured: the recorded model (replay of {n} cassettes, not a live model)",
+                     "set KAVI_LLM_BASE_URL to use a real model" if n else "reinstall: the cassettes are missing")
+    try:
+        with urllib.request.urlopen(base + "/models", timeout=3) as resp:  # noqa: S310 - the configured endpoint
+            return Check("model endpoint", "ok", f"{base} answered ({resp.status})")
+    except OSError as err:
+        return Check("model endpoint", "warn", f"{base} is not reachable: {err}",
+                     "start the endpoint or fix KAVI_LLM_BASE_URL (forging will fail as LLM_UNAVAILABLE)")
+
+
+def _tools() -> list[Check]:
+    out = []
+    for tool in ("ruff", "mypy", "pytest", "coverage"):
+        try:
+            proc = subprocess.run([sys.executable, "-m", tool, "--version"], capture_output=True, text=True,
+                                  timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            out.append(Check(f"gate tool {tool}", "fail", str(err), "pip install -e '.[dev]'"))
+            continue
+        text = (proc.stdout or proc.stderr).strip().splitlines()
+        if proc.returncode != 0 or not text:
+            out.append(Check(f"gate tool {tool}", "fail", f"`python -m {tool}` failed", "pip install -e '.[dev]'"))
+        else:
+            out.append(Check(f"gate tool {tool}", "ok", text[0]))
+    return out
+
+
+def _dagster(home: KaviHome) -> Check:
+    raw = os.environ.get("DAGSTER_HOME")
+    path = Path(raw).expanduser() if raw else home.root / "dagster"
+    note = "" if raw else " (DAGSTER_HOME not set; kavi uses this default)"
+    if not path.is_dir():
+        return Check("dagster instance", "fail", f"{path} does not exist{note}",
+                     f"export DAGSTER_HOME={path} and run `kavi demo` (or mkdir it)")
+    try:
+        from dagster import DagsterInstance
+
+        old = os.environ.get("DAGSTER_HOME")
+        os.environ["DAGSTER_HOME"] = str(path.resolve())
+        try:
+            with DagsterInstance.get() as inst:
+                parts = inst.get_dynamic_partitions("proposals")
+                runs = inst.get_runs_count()
+        finally:
+            if old is None:
+                os.environ.pop("DAGSTER_HOME", None)
+            else:
+                os.environ["DAGSTER_HOME"] = old
+    except Exception as err:  # noqa: BLE001
+        return Check("dagster instance", "fail", f"{path}: {err}", "check $DAGSTER_HOME/dagster.yaml")
+    return Check("dagster instance", "ok", f"{path}{note}: {len(parts)} proposal partitions, {runs} runs")
+
+
+def _log(home: KaviHome) -> Check:
+    from kavi_assets.runtime.records import ExecutionLog
+
+    if not home.executions_log.exists():
+        return Check("execution log", "ok", f"{home.executions_log} (no runs yet)")
+    try:
+        records, stats = ExecutionLog(home.executions_log).read_with_stats()
+    except OSError as err:
+        return Check("execution log", "fail", str(err), "check the file's permissions")
+    if stats.malformed:
+        return Check("execution log", "warn", f"{len(records)} records, {stats.malformed} malformed lines skipped",
+                     "malformed lines are kept and ignored; inspect them if unexpected")
+    return Check("execution log", "ok", f"{len(records)} records")
+
+
+def run_checks(home: KaviHome) -> list[Check]:
+    return [_writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _dagster(home), _log(home)]
