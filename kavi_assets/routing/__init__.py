@@ -1,0 +1,1 @@
+"""Model routing: complexity, task types, Beta posteriors and Thompson sampling."""

@@ -1,0 +1,126 @@
+"""Beta posteriors of each model's success per task type, learned from attempt outcomes."""
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.routing.beta import beta_pdf, beta_ppf
+
+
+@dataclass(frozen=True)
+class Outcome:
+    model: str
+    task_type: str
+    success: bool
+    latency_ms: float = 0.0
+    tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Posterior:
+    model: str
+    task_type: str
+    alpha: float
+    beta: float
+    successes: int
+    failures: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    mean_latency_ms: float | None
+    mean_cost_usd: float | None
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def prior_params(prior_weight: float = 2.0, p0: float = 0.5) -> tuple[float, float]:
+    """α0 = w·p0 and β0 = w·(1−p0): the prior counts as `prior_weight` pseudo-attempts at rate p0."""
+    return prior_weight * p0, prior_weight * (1.0 - p0)
+
+
+def compute_posteriors(
+    outcomes: Iterable[Outcome],
+    *,
+    models: Sequence[str],
+    task_types: Sequence[str] = (),
+    prior_weight: float = 2.0,
+    p0: float = 0.5,
+) -> list[Posterior]:
+    """Beta(α0 + successes, β0 + failures) for every (model, task type) seen or asked for."""
+    a0, b0 = prior_params(prior_weight, p0)
+    succ: dict[tuple[str, str], int] = defaultdict(int)
+    fail: dict[tuple[str, str], int] = defaultdict(int)
+    lat: dict[tuple[str, str], list[float]] = defaultdict(list)
+    cost: dict[tuple[str, str], list[float]] = defaultdict(list)
+    seen_types: set[str] = set(task_types)
+    all_models: list[str] = list(dict.fromkeys(models))
+    for o in outcomes:
+        key = (o.model, o.task_type)
+        seen_types.add(o.task_type)
+        if o.model not in all_models:
+            all_models.append(o.model)
+        if o.success:
+            succ[key] += 1
+        else:
+            fail[key] += 1
+        if o.latency_ms:
+            lat[key].append(o.latency_ms)
+        if o.cost_usd is not None:
+            cost[key].append(o.cost_usd)
+    out: list[Posterior] = []
+    for ttype in sorted(seen_types):
+        for model in all_models:
+            key = (model, ttype)
+            s, f = succ[key], fail[key]
+            a, b = a0 + s, b0 + f
+            out.append(Posterior(
+                model=model, task_type=ttype, alpha=a, beta=b, successes=s, failures=f, mean=a / (a + b),
+                ci_low=beta_ppf(0.025, a, b), ci_high=beta_ppf(0.975, a, b),
+                mean_latency_ms=sum(lat[key]) / len(lat[key]) if lat[key] else None,
+                mean_cost_usd=sum(cost[key]) / len(cost[key]) if cost[key] else None, n=s + f,
+            ))
+    return out
+
+
+def posteriors_markdown(posteriors: Sequence[Posterior]) -> str:
+    lines = [
+        "| model | task type | successes | failures | α | β | mean | 95% CI | mean latency | mean cost |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+    ]
+    for p in posteriors:
+        lat = f"{p.mean_latency_ms:.0f} ms" if p.mean_latency_ms is not None else "–"
+        cost = f"${p.mean_cost_usd:.4f}" if p.mean_cost_usd is not None else "–"
+        lines.append(f"| {p.model} | {p.task_type} | {p.successes} | {p.failures} | {p.alpha:.1f} | {p.beta:.1f} | "
+                     f"{p.mean:.3f} | [{p.ci_low:.3f}, {p.ci_high:.3f}] | {lat} | {cost} |")
+    return "\n".join(lines)
+
+
+def plot_posteriors(posteriors: Sequence[Posterior], path: Path) -> Path:
+    """A PNG of each posterior density, one panel per task type."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    types = sorted({p.task_type for p in posteriors}) or ["(no outcomes yet)"]
+    fig, axes = plt.subplots(len(types), 1, figsize=(7, 2.6 * len(types)), squeeze=False)
+    xs = [i / 400 for i in range(1, 400)]
+    for ax, ttype in zip(axes[:, 0], types, strict=True):
+        for p in (q for q in posteriors if q.task_type == ttype):
+            ax.plot(xs, [beta_pdf(x, p.alpha, p.beta) for x in xs],
+                    label=f"{p.model} (n={p.n}, mean {p.mean:.2f})")
+        ax.set_title(ttype, fontsize=10)
+        ax.set_xlabel("success rate")
+        ax.set_yticks([])
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
