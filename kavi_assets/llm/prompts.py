@@ -1,0 +1,103 @@
+"""The prompts the forge sends: the build prompt (the skill contract plus the packet) and the research advice."""
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+ALLOWED_IMPORTS = (
+    "re, math, json, datetime, collections, itertools, functools, string, textwrap, statistics, decimal, "
+    "fractions, dataclasses, enum, typing, unicodedata, hashlib, base64, difflib, heapq, bisect, operator, html, "
+    "calendar; pydantic; kavi_assets.skills.base"
+)
+
+SYSTEM = """You write one Python skill for Kavi Forge and its pytest tests. Independent gates will check your files:
+ruff, mypy --strict, pytest (at least 3 tests; zero tests fail), coverage of the skill file >= 80%, a policy scan,
+AST invariants, and acceptance examples you cannot see.
+
+The contract:
+- Write exactly two files: `skills/{name}.py` and `tests/test_skill_{name}.py`. Any other path fails the attempt.
+- The skill module defines pydantic input/output models and exactly one class:
+  `class {cls}(BaseSkill[{cls}Input, {cls}Output])` with class attributes `name = "{name}"`, `description`,
+  `input_model`, `output_model`, `side_effect_class = SideEffectClass.{side_effect}`, and
+  `def execute(self, input_data: {cls}Input) -> {cls}Output`.
+  Import it as `from kavi_assets.skills.base import BaseSkill, SideEffectClass`.
+- Touch the world only through handles: `self.vault.read_text/exists/list_files` (vault paths are relative),
+  `self.vault.write_text` (FILE_WRITE only), `self.http.get_json/get_text` (NETWORK only),
+  `self.secrets.get("NAME")` (SECRET_READ only, declared names, string literals).
+  Never use open, os, sys, pathlib, subprocess, socket, urllib, eval/exec, getattr with computed names,
+  dunder attributes, or code at module level beyond imports, classes, functions and constants.
+- Allowed imports: {imports}.
+- Tests import `from skills.{name} import {cls}` and may build handles with
+  `from kavi_assets.runtime.handles import Vault, FixtureHttp, DeclaredSecrets` and
+  `from kavi_assets.skills.base import SkillContext`.
+Answer ONLY with JSON: {{"files": [{{"path": "...", "content": "..."}}], "notes": "..."}}"""
+
+
+def build_headers(skill: str, attempt: int, kind: str) -> dict[str, str]:
+    """Metadata headers: real endpoints ignore them; the recorded model replays by them."""
+    return {"X-Kavi-Skill": skill, "X-Kavi-Attempt": str(attempt), "X-Kavi-Kind": kind}
+
+
+def _failure_text(f: Mapping[str, Any]) -> str:
+    lines = [f"Attempt {f.get('attempt')} failed: {f.get('failure_kind')}"]
+    facts = f.get("facts") or {}
+    for gate, info in (facts.get("gates") or {}).items():
+        lines.append(f"- gate {gate}: {info.get('reason', '')}")
+        lines += [f"    {m}" for m in info.get("messages", [])[:12]]
+        if info.get("holdout_failed"):
+            lines.append(f"    {info['holdout_failed']} hidden acceptance example(s) failed")
+    for v in facts.get("violations", []) or []:
+        lines.append(f"- {v}")
+    if facts.get("error"):
+        lines.append(f"- {facts['error']}")
+    if f.get("advice"):
+        lines.append(f"Advice: {f['advice']}")
+    return "\n".join(lines)
+
+
+def render_build_messages(
+    spec_view: Mapping[str, Any],
+    *,
+    attempt: int,
+    skill_name: str,
+    class_name: str,
+    prior_failures: Sequence[Mapping[str, Any]],
+    hint: str | None,
+    max_chars: int,
+) -> list[dict[str, str]]:
+    system = SYSTEM.format(name=skill_name, cls=class_name, side_effect=spec_view.get("side_effect_class"),
+                           imports=ALLOWED_IMPORTS)
+    head = [f"Skill spec (attempt {attempt}):", json.dumps(dict(spec_view), indent=2)]
+    tail: list[str] = []
+    if hint:
+        tail.append(f"A person's hint for this attempt: {hint}")
+    failures = [_failure_text(f) for f in prior_failures]
+    budget = max_chars - len(system) - sum(len(x) for x in head) - sum(len(x) for x in tail) - 200
+    # Keep the most recent failures; drop the oldest first when the prompt would exceed its bound.
+    kept: list[str] = []
+    for text in reversed(failures):
+        if len(text) > budget:
+            text = text[: max(0, budget - 20)] + "\n[truncated]" if budget > 200 else ""
+        if not text:
+            break
+        kept.insert(0, text)
+        budget -= len(text)
+    if kept:
+        head.append("Earlier attempts failed; fix these problems:")
+        head += kept
+        if len(kept) < len(failures):
+            head.append(f"({len(failures) - len(kept)} older failure(s) omitted)")
+    user = "\n\n".join([*head, *tail])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+ADVICE_SYSTEM = ("You review a failed attempt to build a small Python skill. In at most 5 sentences, say what to "
+                 "change. Do not ask for more permissions than the spec's side-effect class. Plain text only.")
+
+
+def render_advice_messages(note_facts: Mapping[str, Any], *, failure_kind: str, max_chars: int = 4000
+                           ) -> list[dict[str, str]]:
+    body = json.dumps(dict(note_facts), indent=1, default=str)
+    body = body[: max(0, max_chars - len(ADVICE_SYSTEM) - 100)]
+    return [{"role": "system", "content": ADVICE_SYSTEM},
+            {"role": "user", "content": f"Failure kind: {failure_kind}\nFacts:\n{body}"}]

@@ -1,0 +1,1 @@
+"""Dagster ConfigurableResources: the skills home, the ledger, the model endpoint, the gate runner."""
