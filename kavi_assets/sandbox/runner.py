@@ -1,0 +1,244 @@
+"""Run a command on generated code with every isolation layer this OS allows, and say which were active."""
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_CAPTURE = 200_000
+PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 60.0
+    cpu_s: int = 30
+    address_space_mb: int = 2048
+    file_size_mb: int = 64
+    max_processes: int = 64
+    network: bool = False
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool
+    killed_by_signal: int | None
+    isolation: dict[str, str] = field(default_factory=dict)
+
+
+@functools.cache
+def netns_prefix() -> tuple[tuple[str, ...], str]:
+    """The command prefix that gives a child a fresh, empty network namespace, or why there is none."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return (), "omitted: util-linux unshare is not installed"
+    for prefix in ((unshare, "--net"), (unshare, "--net", "--map-root-user")):
+        try:
+            ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10, check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if ok:
+            how = " ".join(p.rsplit("/", 1)[-1] for p in prefix)
+            return prefix, f"active: new empty network namespace ({how})"
+    return (), "omitted: this kernel or container does not allow unprivileged network namespaces"
+
+
+@functools.cache
+def pids_cgroup_available() -> bool:
+    probe = PIDS_CGROUP_ROOT / f"kavi-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return True
+
+
+def scrubbed_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Nothing of the parent's environment: no keys, tokens, KAVI_* or DAGSTER_* variables reach the child."""
+    bindir = str(Path(sys.executable).parent)
+    env = {
+        "PATH": f"{bindir}:{SAFE_PATH}",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": str(sandbox / "home"),
+        "TMPDIR": str(sandbox / "tmp"),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "NO_COLOR": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+class _PidsCgroup:
+    def __init__(self, max_processes: int) -> None:
+        self.path = PIDS_CGROUP_ROOT / f"kavi-{uuid.uuid4().hex[:12]}"
+        self.path.mkdir()
+        (self.path / "pids.max").write_text(str(max_processes))
+
+    def join_path(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def kill_all(self) -> None:
+        for _ in range(20):
+            try:
+                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+            except OSError:
+                return
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for _ in range(40):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+
+def _limit_prefix(limits: Limits) -> tuple[list[str], str | None]:
+    """prlimit sets the rlimits before the command starts (no preexec_fn: the forge runs gates from threads)."""
+    prlimit = shutil.which("prlimit")
+    mem = limits.address_space_mb * 1024 * 1024
+    size = limits.file_size_mb * 1024 * 1024
+    if prlimit is None:
+        return [], "omitted: util-linux prlimit is not installed"
+    return [prlimit, f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}", f"--as={mem}", f"--fsize={size}",
+            f"--nproc={limits.max_processes}", "--core=0", "--"], None
+
+
+# The shell writes its own pid into the cgroup before exec, so no child can be forked outside it.
+_JOIN_CGROUP = 'echo $$ > "$1" && shift && exec "$@"'
+
+
+def _drain(stream: object, sink: bytearray) -> None:
+    read = getattr(stream, "read")  # noqa: B009 - the pipe's read, bound once
+    while True:
+        chunk = read(65536)
+        if not chunk:
+            return
+        if len(sink) < MAX_CAPTURE:
+            sink.extend(chunk[: MAX_CAPTURE - len(sink)])
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    limits: Limits,
+    env_extra: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> SandboxResult:
+    """Run `argv` in `cwd` with a scrubbed environment, rlimits, a pids cgroup, no network, and a wall
+    timeout that kills every process it started."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    (cwd / "home").mkdir(exist_ok=True)
+    (cwd / "tmp").mkdir(exist_ok=True)
+    isolation: dict[str, str] = {
+        "environment": "active: scrubbed (no secrets, keys, KAVI_* or DAGSTER_* variables)",
+        "rlimits": (f"active: cpu {limits.cpu_s}s, address space {limits.address_space_mb} MB, "
+                    f"file size {limits.file_size_mb} MB"),
+        "wall_timeout": f"active: {limits.wall_s:.0f}s, kills the whole process group",
+        "working_dir": "active: cwd, HOME and TMPDIR inside the sandbox",
+    }
+    prefix: tuple[str, ...] = ()
+    if limits.network:
+        isolation["network"] = "omitted: this run was allowed the network"
+    else:
+        prefix, isolation["network"] = netns_prefix()
+    cgroup: _PidsCgroup | None = None
+    if pids_cgroup_available():
+        try:
+            cgroup = _PidsCgroup(limits.max_processes)
+            isolation["processes"] = f"active: pids cgroup, at most {limits.max_processes} processes"
+        except OSError as err:
+            isolation["processes"] = f"omitted: pids cgroup unavailable ({err.strerror}); RLIMIT_NPROC only"
+    elif os.geteuid() == 0:
+        isolation["processes"] = "omitted: no pids cgroup, and RLIMIT_NPROC does not bind root"
+    else:
+        isolation["processes"] = f"active: RLIMIT_NPROC {limits.max_processes} (per user)"
+    isolation["filesystem"] = ("omitted: no bubblewrap or read-only mounts; gates run on private copies and "
+                               "file size is limited, but the host filesystem is writable by the invoking user")
+    if shutil.which("bwrap"):
+        isolation["filesystem"] = "omitted: bubblewrap is installed but not yet used by this runner"
+    limit_prefix, limit_problem = _limit_prefix(limits)
+    if limit_problem:
+        isolation["rlimits"] = limit_problem
+    command = [*limit_prefix, *prefix, *argv]
+    if cgroup is not None:
+        command = ["/bin/sh", "-c", _JOIN_CGROUP, "kavi-sandbox", cgroup.join_path(), *command]
+    t0 = time.monotonic()
+    out, errbuf = bytearray(), bytearray()
+    timed_out = False
+    try:
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=scrubbed_env(cwd, env_extra),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
+        for t in threads:
+            t.start()
+        if stdin is not None and proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(stdin)
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=limits.wall_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        # Whatever the outcome, nothing the command started may outlive it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if cgroup is not None:
+            cgroup.kill_all()
+        proc.wait()
+        for t in threads:
+            t.join(5)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+    rc = proc.returncode
+    return SandboxResult(
+        returncode=rc,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=errbuf.decode("utf-8", "replace"),
+        duration_s=time.monotonic() - t0,
+        timed_out=timed_out,
+        killed_by_signal=-rc if rc is not None and rc < 0 else None,
+        isolation=isolation,
+    )
+
+
+def fresh_dir(root: Path, name: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root))
