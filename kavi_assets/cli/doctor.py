@@ -43,12 +43,13 @@ def _ledger(home: KaviHome) -> Check:
     from kavi_assets.ledger.store import Ledger, LedgerLockedError
 
     if not home.ledger_path.exists():
-        return Check("ledger", "warn", f"{home.ledger_path} does not exist yet", "run `kavi demo` or `kavi propose FILE`")
+        return Check("ledger", "warn", f"{home.ledger_path} does not exist yet",
+                     "run `kavi demo` or `kavi propose FILE`")
     try:
         version = Ledger(home.ledger_path, lock_timeout_s=10, migrate=False).schema_version()
     except LedgerLockedError as err:
         return Check("ledger", "fail", str(err), "stop the process holding the ledger open, then retry")
-    except Exception as err:  # noqa: BLE001 - any failure to open is what this check reports
+    except Exception as err:
         return Check("ledger", "fail", f"cannot open {home.ledger_path}: {err}",
                      "restore the ledger from a backup; it is the source of truth")
     if version != SCHEMA_VERSION:
@@ -66,7 +67,7 @@ def _trust(home: KaviHome) -> Check:
         return Check("registry and trusted files", "warn", "no ledger yet", "run `kavi demo`")
     try:
         report = audit(ForgeRecords(Ledger(home.ledger_path, lock_timeout_s=10)), home)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return Check("registry and trusted files", "fail", f"audit failed: {err}", "run `kavi verify` for details")
     if not report.ok:
         return Check("registry and trusted files", "fail", "; ".join(report.problems()[:5]),
@@ -86,7 +87,7 @@ def _endpoint() -> Check:
                      f"none configured: the recorded model (replay of {n} cassettes, not a live model)",
                      "set KAVI_LLM_BASE_URL to use a real model" if n else "reinstall: the cassettes are missing")
     try:
-        with urllib.request.urlopen(base + "/models", timeout=3) as resp:  # noqa: S310 - the configured endpoint
+        with urllib.request.urlopen(base + "/models", timeout=3) as resp:
             return Check("model endpoint", "ok", f"{base} answered ({resp.status})")
     except OSError as err:
         return Check("model endpoint", "warn", f"{base} is not reachable: {err}",
@@ -131,7 +132,7 @@ def _dagster(home: KaviHome) -> Check:
                 os.environ.pop("DAGSTER_HOME", None)
             else:
                 os.environ["DAGSTER_HOME"] = old
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return Check("dagster instance", "fail", f"{path}: {err}", "check $DAGSTER_HOME/dagster.yaml")
     return Check("dagster instance", "ok", f"{path}{note}: {len(parts)} proposal partitions, {runs} runs")
 

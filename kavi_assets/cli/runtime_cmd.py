@@ -50,7 +50,8 @@ def _parse_json(text: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise typer.BadParameter(f"{what} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}")
+        raise typer.BadParameter(
+            f"{what} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}") from None
 
 
 def _confirm(skill: Any, yes: bool) -> bool:
@@ -61,7 +62,7 @@ def _confirm(skill: Any, yes: bool) -> bool:
         return yes
     if not sys.stdin.isatty():
         return False
-    answer = typer.prompt(f"{skill.name} is {skill.side_effect_class.value}: it may change things. Type 'yes' to run")
+    answer: str = typer.prompt(f"{skill.name} is {skill.side_effect_class.value}: it may change things. Type 'yes' to run")
     return answer.strip().lower() == "yes"
 
 

@@ -380,9 +380,9 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     )
     if outcome.passed:
         ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build.build_id, reason="every gate passed")
-    failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
+    gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
-                         outcome.isolation, outcome.duration_s, ref.sha256, failure)
+                         outcome.isolation, outcome.duration_s, ref.sha256, gate_failure)
 
 
 # -- research ---------------------------------------------------------------------------------------

@@ -458,7 +458,8 @@ class ForgeRecords:
                 """
                 SELECT DISTINCT a.proposal_name, a.build_id FROM approvals a
                 JOIN builds b ON b.build_id = a.build_id AND b.status = 'VERIFIED'
-                WHERE b.attempt_number = (SELECT max(attempt_number) FROM builds x WHERE x.proposal_name = b.proposal_name)
+                WHERE b.attempt_number = (
+                    SELECT max(attempt_number) FROM builds x WHERE x.proposal_name = b.proposal_name)
                   AND NOT EXISTS (SELECT 1 FROM promotions p WHERE p.build_id = a.build_id)
                 ORDER BY a.proposal_name
                 """

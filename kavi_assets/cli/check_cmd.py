@@ -1,0 +1,63 @@
+"""`kavi check FILE --side-effect CLASS`: the static gates on one file. Exit 0 pass, 1 violations, 2 unusable."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def check(
+    file: Annotated[Path, typer.Argument(help="a skill module")],
+    side_effect: Annotated[str, typer.Option("--side-effect", help="READ_ONLY, FILE_WRITE, NETWORK or SECRET_READ")],
+    name: Annotated[str | None, typer.Option("--name", help="the proposal's name (checked against `name`)")] = None,
+    secret: Annotated[list[str] | None, typer.Option("--secret", help="a declared secret (repeatable)")] = None,
+    policy: Annotated[Path | None, typer.Option("--policy", help="a policy file that tightens the default")] = None,
+) -> None:
+    """Run the policy scan and the AST invariants on one skill file."""
+    from kavi_assets.policy.invariants import check_invariants
+    from kavi_assets.policy.policy import PolicyError, load_policy
+    from kavi_assets.policy.scanner import scan_source
+    from kavi_assets.skills.base import SideEffectClass
+
+    err = Console(stderr=True)
+    try:
+        cls = SideEffectClass(side_effect.upper())
+    except ValueError:
+        err.print(f"error: unknown side-effect class {side_effect!r} (READ_ONLY, FILE_WRITE, NETWORK, SECRET_READ)",
+                  highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    if not file.is_file():
+        err.print(f"error: {file}: no such file", highlight=False, markup=False)
+        raise typer.Exit(2)
+    try:
+        source = file.read_text(encoding="utf-8")
+        pol = load_policy(policy)
+        violations = scan_source(source, cls, declared_secrets=secret or [], policy=pol)
+        violations += check_invariants(source, expected_class=cls, expected_name=name)
+    except UnicodeDecodeError:
+        err.print(f"error: {file}: not UTF-8 text", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    except SyntaxError as e:
+        err.print(f"error: {file}: syntax error at line {e.lineno}: {e.msg}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    except PolicyError as e:
+        err.print(f"error: {e}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    if not violations:
+        console.print(f"[green]pass[/]: {file} uses no capability beyond {cls.value}", highlight=False)
+        return
+    table = Table(title=f"{file}: {len(violations)} violation(s) for {cls.value}")
+    for col in ("rule", "line", "source", "why"):
+        table.add_column(col, overflow="fold")
+    for v in violations:
+        table.add_row(v.rule_id, str(v.line), v.source.strip(), v.why)
+    console.print(table)
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)

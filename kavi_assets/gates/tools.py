@@ -1,0 +1,76 @@
+"""The static tool gates: one ruff call over both files, and mypy --strict on the skill with a shared cache."""
+
+import fcntl
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import kavi_assets
+from kavi_assets.gates.types import GATE_MYPY, GATE_RUFF, GateResult
+from kavi_assets.lifecycle import Verdict
+from kavi_assets.sandbox.runner import Limits, run_sandboxed
+
+RUFF_SELECT = "E,F,W,I,B,UP"
+RUFF_LINE_LENGTH = 110
+
+
+def ruff_gate(work: Path, rel_paths: Sequence[str], limits: Limits) -> GateResult:
+    t0 = time.monotonic()
+    res = run_sandboxed(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--output-format=json",
+         f"--select={RUFF_SELECT}", f"--line-length={RUFF_LINE_LENGTH}", "--target-version=py311", *rel_paths],
+        cwd=work, limits=limits,
+    )
+    duration = time.monotonic() - t0
+    if res.timed_out:
+        return GateResult(GATE_RUFF, Verdict.FAILED, f"ruff timed out after {limits.wall_s:.0f}s", duration)
+    try:
+        findings = json.loads(res.stdout or "[]")
+    except json.JSONDecodeError:
+        return GateResult(GATE_RUFF, Verdict.FAILED, f"ruff did not run: {res.stderr.strip()[:300]}", duration)
+    messages = []
+    for f in findings:
+        loc = f.get("location") or {}
+        path = str(f.get("filename", "")).replace(str(work) + "/", "")
+        messages.append(f"{path}:{loc.get('row')}:{loc.get('column')} {f.get('code')} {f.get('message')}")
+    if findings:
+        codes = sorted({str(f.get("code")) for f in findings})
+        return GateResult(GATE_RUFF, Verdict.FAILED, f"{len(findings)} finding(s): {', '.join(codes)}", duration,
+                          messages, {"codes": codes})
+    return GateResult(GATE_RUFF, Verdict.PASSED, "no findings", duration)
+
+
+def _mypy_path() -> str | None:
+    # An editable install hides kavi_assets behind an import hook that mypy cannot follow: point it at the tree.
+    parent = Path(kavi_assets.__file__).resolve().parent.parent
+    return None if "site-packages" in parent.parts else str(parent)
+
+
+def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> GateResult:
+    import mypy.version
+
+    cache = cache_root / f"mypy-{mypy.version.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+    cache.mkdir(parents=True, exist_ok=True)
+    extra = {"MYPYPATH": p} if (p := _mypy_path()) else {}
+    t0 = time.monotonic()
+    # One mypy at a time per cache: concurrent writers could leave it inconsistent; waiting is cheaper.
+    with (cache.parent / f"{cache.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        res = run_sandboxed(
+            [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
+             "--no-color-output", "--cache-dir", str(cache), "--python-version", "3.11", skill_rel],
+            cwd=work, limits=limits, env_extra=extra,
+        )
+    duration = time.monotonic() - t0
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ": error:" in ln]
+    if res.timed_out:
+        return GateResult(GATE_MYPY, Verdict.FAILED, f"mypy timed out after {limits.wall_s:.0f}s", duration)
+    if res.returncode == 0:
+        return GateResult(GATE_MYPY, Verdict.PASSED, "no type errors (mypy --strict)", duration)
+    if res.returncode == 1 and errors:
+        return GateResult(GATE_MYPY, Verdict.FAILED, f"{len(errors)} type error(s)", duration, lines)
+    return GateResult(GATE_MYPY, Verdict.FAILED, f"mypy could not check the file (exit {res.returncode})", duration,
+                      (lines + res.stderr.splitlines())[:20])
