@@ -18,13 +18,16 @@ def test_definitions_load_with_expected_keys() -> None:
         "forge/registry_entry",
         "forge/skill_registry",
         "forge/model_posteriors",
+        "forge/trust_audit",
+        "forge/execution_log",
     } <= keys
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
-    assert {f"gate_{g}" for g in ALL_GATES} == checks
-    for job in ("forge", "promote", "registry", "learn"):
+    assert {f"gate_{g}" for g in ALL_GATES} | {"trust_intact"} == checks
+    for job in ("forge", "promote", "registry", "learn", "trust_audit", "ingest_executions"):
         assert defs.resolve_job_def(job) is not None
     sensors = {s.name for s in repo.sensor_defs}
     assert {"proposal_intake", "retry_failed_attempts", "learn_model_outcomes", "promote_approved"} <= sensors
+    assert {s.name for s in repo.schedule_defs} == {"hourly_trust_audit", "ingest_execution_log"}
 
 
 def test_gate_checks_are_blocking() -> None:
