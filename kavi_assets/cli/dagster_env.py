@@ -51,6 +51,8 @@ class RunOutcome:
     run_id: str
     success: bool
     failed_steps: list[str]
+    # Failures other than a gate's blocking check (which is an expected outcome, recorded in the ledger).
+    errors: list[str]
 
 
 def run_job(
@@ -67,14 +69,22 @@ def run_job(
     job = defs.resolve_job_def(job_name)
     result = job.execute_in_process(
         partition_key=partition_key,
+        # The CLI prints its own summary; Dagster's step log stays in the run's record in the UI.
+        run_config={"loggers": {"console": {"config": {"log_level": os.environ.get("KAVI_DAGSTER_LOG",
+                                                                                    "CRITICAL")}}}},
         instance=instance(),
         raise_on_error=False,
         tags=dict(tags or {}),
         resources=dict(resources) if resources else None,
     )
-    failed = [
-        ev.step_key or "?"
-        for ev in result.all_events
-        if ev.event_type_value == dg.DagsterEventType.STEP_FAILURE.value
-    ]
-    return RunOutcome(result.run_id, result.success, failed)
+    failed: list[str] = []
+    errors: list[str] = []
+    for ev in result.all_events:
+        if ev.event_type_value != dg.DagsterEventType.STEP_FAILURE.value:
+            continue
+        failed.append(ev.step_key or "?")
+        data = ev.step_failure_data
+        err = data.error if data is not None else None
+        if err is not None and err.cls_name != "DagsterAssetCheckFailedError":
+            errors.append(f"step {ev.step_key} failed: {err.message.strip()}")
+    return RunOutcome(result.run_id, result.success, failed, errors)

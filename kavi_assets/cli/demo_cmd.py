@@ -1,6 +1,7 @@
 """`kavi demo`: the main job — forge the example proposals end to end, offline, on the recorded model."""
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,7 +13,7 @@ from rich.table import Table
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 140)
 DEMO_APPROVER = "demo-user (via kavi demo)"
 
 
@@ -85,6 +86,8 @@ def demo(
         row = ctx.records.require_proposal(name)
         if row.status in (ProposalStatus.PROPOSED,):
             out = forge_once(h, name, tags={"kavi/trigger": "demo"})
+            for e in out["errors"]:
+                console.print(f"  [red]error:[/] {e}", highlight=False)
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
                           + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
     cursor: str | None = None

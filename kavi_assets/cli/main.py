@@ -1,6 +1,7 @@
 """`kavi`: propose, forge, inspect, approve and run skills. Every command honours KAVI_HOME and DAGSTER_HOME."""
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 140)
 
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
 
@@ -89,6 +90,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     build = records.latest_build(name)
     return {
         "name": name,
+        "errors": run.errors,
         "run_id": run.run_id,
         "run_success": run.success,
         "status": row.status.value,
@@ -112,6 +114,8 @@ def forge(
     if as_json:
         _print_json(out)
         return
+    for e in out["errors"]:
+        Console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
     colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else "")

@@ -12,7 +12,7 @@ from rich.table import Table
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 140)
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="confirm side effects (FILE_WRITE, NETWORK, SECRET_READ)")]
 
@@ -62,7 +62,8 @@ def _confirm(skill: Any, yes: bool) -> bool:
         return yes
     if not sys.stdin.isatty():
         return False
-    answer: str = typer.prompt(f"{skill.name} is {skill.side_effect_class.value}: it may change things. Type 'yes' to run")
+    answer: str = typer.prompt(
+        f"{skill.name} is {skill.side_effect_class.value}: it may change things. Type 'yes' to run")
     return answer.strip().lower() == "yes"
 
 

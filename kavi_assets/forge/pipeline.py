@@ -98,7 +98,7 @@ def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOu
     builds = ctx.records.builds(name)
     attempt = (builds[-1].attempt_number + 1) if builds else 1
     parent = builds[-1].build_id if builds else None
-    build_id = new_build_id(name, attempt)
+    build_id = new_build_id(name, attempt, row.spec_sha256, parent)
     client = ctx.llm_factory()
     ttype = proposal_task_type(ctx, proposal)
     outcomes = [

@@ -14,13 +14,16 @@ from kavi_assets.sandbox.runner import Limits, run_sandboxed
 
 RUFF_SELECT = "E,F,W,I,B,UP"
 RUFF_LINE_LENGTH = 110
+# The skill's own package and the forge's contract module sort as first-party imports.
+FIRST_PARTY = "lint.isort.known-first-party=['skills', 'kavi_assets']"
 
 
 def ruff_gate(work: Path, rel_paths: Sequence[str], limits: Limits) -> GateResult:
     t0 = time.monotonic()
     res = run_sandboxed(
         [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--output-format=json",
-         f"--select={RUFF_SELECT}", f"--line-length={RUFF_LINE_LENGTH}", "--target-version=py311", *rel_paths],
+         f"--select={RUFF_SELECT}", f"--line-length={RUFF_LINE_LENGTH}", "--target-version=py311",
+         "--config", FIRST_PARTY, *rel_paths],
         cwd=work, limits=limits,
     )
     duration = time.monotonic() - t0

@@ -111,8 +111,12 @@ class TrustedRecord:
     promoted_at: datetime
 
 
-def new_build_id(name: str, attempt: int) -> str:
-    return f"{name}-a{attempt}-{uuid.uuid4().hex[:8]}"
+def new_build_id(name: str, attempt: int, spec_sha256: str = "", parent_build_id: str | None = None) -> str:
+    """Deterministic for a given spec and history, so routing (seeded by the build id) replays exactly."""
+    if not spec_sha256:
+        return f"{name}-a{attempt}-{uuid.uuid4().hex[:8]}"
+    digest = hashlib.sha256(f"{spec_sha256}:{attempt}:{parent_build_id or ''}".encode()).hexdigest()[:8]
+    return f"{name}-a{attempt}-{digest}"
 
 
 class ForgeRecords:

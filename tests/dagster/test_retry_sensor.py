@@ -99,7 +99,7 @@ def test_budget_stops_retries(kavi_home: KaviHome, records: ForgeRecords) -> Non
 def test_backoff_holds_then_releases(kavi_home: KaviHome, records: ForgeRecords) -> None:
     assert backoff_s(1, 2.0, 300.0) == 2.0 and backoff_s(3, 2.0, 300.0) == 8.0 and backoff_s(20, 2.0, 300.0) == 300
     _note(records, kavi_home, attempt=1, kind=FailureKind.VERIFY_LINT, triggers=[], status=ProposalStatus.FAILED)
-    held, cursor = _evaluate(kavi_home, backoff=3600.0)
+    held, _ = _evaluate(kavi_home, backoff=3600.0)
     assert isinstance(held, dg.SkipReason) and "backing off" in str(held.skip_message)
     with records.ledger.connect() as con:
         con.execute("UPDATE research_notes SET created_at = ?", [datetime.now(UTC) - timedelta(hours=2)])
