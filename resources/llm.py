@@ -44,6 +44,8 @@ class LLMResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         if env_settings is not None:
             return LLMClient(env_settings)
         server = recorded_server(Path(self.cassette_dir) if self.cassette_dir else None)
-        models = tuple(self.models) or tuple(server.models)
+        # KAVI_LLM_MODELS may narrow the recorded model's list too (read at run time, not import).
+        wanted = [m.strip() for m in os.environ.get("KAVI_LLM_MODELS", "").split(",") if m.strip()]
+        models = tuple(self.models) or tuple(wanted) or tuple(server.models)
         return LLMClient(LLMSettings(server.base_url, "recorded-model-needs-no-key", models, self.timeout_s,
                                      self.max_prompt_chars, recorded=True))

@@ -70,7 +70,9 @@ def test_dagster_materialize_after_propose(demo_run: DemoRun, tmp_path_factory: 
     tmp = tmp_path_factory.mktemp("cli")
     prop = tmp / "word_count.yaml"
     prop.write_text(yaml.safe_dump(data))
-    env = dict(demo_run.env, KAVI_HOME=str(tmp / "home"), DAGSTER_HOME=str(tmp / "dh"))
+    # One recorded model, whose first answer for word_count passes every gate.
+    env = dict(demo_run.env, KAVI_HOME=str(tmp / "home"), DAGSTER_HOME=str(tmp / "dh"),
+               KAVI_LLM_MODELS="recorded-coder-a")
     (tmp / "dh").mkdir()
     assert kavi(["propose", str(prop)], env).returncode == 0
     dagster = shutil.which("dagster", path=str(Path(sys.executable).parent)) or "dagster"
