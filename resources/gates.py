@@ -19,6 +19,8 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         description="side-effect classes promoted without a person's approval (off unless listed)",
     )
     prior_weight: float = Field(default=2.0, description="weight of the routing prior, in pseudo-attempts")
+    research_advice: bool = Field(default=False, description="ask the model for advice on research notes")
+    advice_timeout_s: float = Field(default=20.0, description="timeout of the advice call, enforced")
     retry_backoff_s: float = Field(default=2.0, description="base of the exponential wait between attempts")
     retry_backoff_max_s: float = Field(default=300.0, description="longest wait between attempts")
 
@@ -36,4 +38,6 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             policy_path=Path(self.policy_path) if self.policy_path else None,
             auto_approve=tuple(SideEffectClass(c) for c in self._auto_approve()),
             prior_weight=self.prior_weight,
+            research_advice=self.research_advice or os.environ.get("KAVI_RESEARCH_ADVICE", "") == "1",
+            advice_timeout_s=self.advice_timeout_s,
         )

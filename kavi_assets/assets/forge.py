@@ -10,6 +10,7 @@ from kavi_assets.assets.partitions import proposals_partitions
 from kavi_assets.forge import pipeline
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.types import ALL_GATES, GateResult
+from kavi_assets.routing.thompson import NoModelAvailable
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
@@ -99,7 +100,10 @@ def build_packet(
     context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
-    out = pipeline.prepare_packet(ctx, context.partition_key, context.run.run_id)
+    try:
+        out = pipeline.prepare_packet(ctx, context.partition_key, context.run.run_id)
+    except NoModelAvailable as err:
+        raise dg.Failure(description=str(err)) from err
     return dg.MaterializeResult(
         metadata={
             "build_id": out.build_id,

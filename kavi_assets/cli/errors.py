@@ -25,12 +25,12 @@ def expected_errors() -> tuple[type[BaseException], ...]:
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
         SandboxExistsError,
     ]
-    try:
-        from kavi_assets.llm.client import LLMError
+    from kavi_assets.llm.client import LLMError
+    from kavi_assets.llm.recorded import CassetteError
+    from kavi_assets.policy.policy import PolicyError
+    from kavi_assets.routing.thompson import NoModelAvailable
 
-        errors.append(LLMError)
-    except ImportError:
-        pass
+    errors += [LLMError, CassetteError, PolicyError, NoModelAvailable]
     try:
         from kavi_assets.runtime.errors import ChainMappingError, RuntimeRefusal
         from kavi_assets.runtime.handles import HttpHandleError, SecretsError, VaultPathError

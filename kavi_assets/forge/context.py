@@ -21,6 +21,9 @@ class ForgeSettings:
     auto_approve: tuple[SideEffectClass, ...] = ()
     prior_weight: float = 2.0
     model_costs: dict[str, float] = field(default_factory=dict)
+    # Optional model advice on research notes: bounded prompt, enforced timeout; off unless asked for.
+    research_advice: bool = False
+    advice_timeout_s: float = 20.0
 
 
 @dataclass

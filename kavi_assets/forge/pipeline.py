@@ -18,12 +18,12 @@ from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi_assets.ledger.records import BuildRow, LedgerRecordError, new_build_id
 from kavi_assets.lifecycle import FailureKind, ProposalStatus
 from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
-from kavi_assets.llm.client import LLMError
-from kavi_assets.llm.prompts import build_headers, render_build_messages
+from kavi_assets.llm.client import LLMError, LLMErrorKind
+from kavi_assets.llm.prompts import build_headers, render_advice_messages, render_build_messages
 from kavi_assets.promotion.registry import write_registry
 from kavi_assets.proposals.model import Proposal
 from kavi_assets.research.classifier import AttemptFailure, classify
-from kavi_assets.research.escalation import EscalationInput, triggers_for
+from kavi_assets.research.escalation import EscalationInput, Trigger, triggers_for
 from kavi_assets.routing.complexity import attempt_budget, score_complexity
 from kavi_assets.routing.posteriors import Outcome, compute_posteriors
 from kavi_assets.routing.task_type import task_type
@@ -114,6 +114,7 @@ def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOu
         models=client.settings.models,
         seed=build_id,
         costs=ctx.settings.model_costs or None,
+        set_aside=ctx.records.models_set_aside(client.config_fingerprint),
         prior_weight=ctx.settings.prior_weight,
     )
     prior = _prior_failures(ctx, name)
@@ -238,6 +239,11 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     except LLMError as err:
         failure = AttemptFailure("llm", str(err), llm_error_kind=str(err.kind), llm_terminal=err.terminal)
         log.append(f"model call failed ({err.kind}): {err}")
+        if err.kind in (LLMErrorKind.MODEL_NOT_FOUND, LLMErrorKind.AUTH):
+            # Set aside until the configuration (endpoint or model list) changes; routing says so.
+            ctx.records.set_model_aside(client.config_fingerprint, str(build.model), f"{err.kind}: {err}"[:300],
+                                        build.build_id)
+            log.append(f"model {build.model} set aside for this configuration ({err.kind})")
     except BadAnswerError as err:
         failure = AttemptFailure("answer", str(err))
         log.append(f"the answer is not usable: {err}")
@@ -402,6 +408,23 @@ class ResearchOutcome:
     note_sha256: str
 
 
+def _advice(ctx: ForgeContext, name: str, build: BuildRow, kind: FailureKind, facts: dict[str, Any]
+            ) -> tuple[str | None, bool]:
+    """Ask the model for advice when configured; (advice, unavailable). Never raises: a failure degrades."""
+    if not ctx.settings.research_advice or not build.model:
+        return None, False
+    try:
+        client = ctx.llm_factory()
+        answer = client.complete(
+            render_advice_messages(facts, failure_kind=kind.value),
+            model=build.model, json_mode=False, headers=build_headers(name, build.attempt_number, "advice"),
+            timeout_s=ctx.settings.advice_timeout_s,
+        )
+    except LLMError:
+        return None, True
+    return answer.text.strip()[:2000] or None, False
+
+
 def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice: str | None = None
              ) -> ResearchOutcome:
     """File the research note of a failed attempt, decide escalation, record the model outcome."""
@@ -420,6 +443,9 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         if parent is not None and parent.packet_sha256:
             prev_packet_text = json.dumps(load_packet(ctx, parent).get("messages"), indent=1)
     budget = int(packet.get("attempt_budget") or attempt_budget(row.complexity or 0.0))
+    advice_unavailable = False
+    if advice is None:
+        advice, advice_unavailable = _advice(ctx, name, build, cls.kind, cls.facts)
     triggers = triggers_for(
         EscalationInput(
             kind=cls.kind,
@@ -434,6 +460,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
             llm_terminal=verify_outcome.build_failure.llm_terminal,
         )
     )
+    if advice_unavailable and Trigger.AMBIGUOUS not in triggers:
+        triggers.append(Trigger.AMBIGUOUS)  # advice was asked for and the endpoint could not give it
     escalated = bool(triggers)
     if cls.kind is FailureKind.GATE_VIOLATION:
         status = ProposalStatus.GATE_VIOLATION
