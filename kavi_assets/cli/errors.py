@@ -49,7 +49,10 @@ def cli_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except expected_errors() as err:
-            err_console.print(Text.assemble(("error: ", "bold red"), str(err)), soft_wrap=True)
+            message = str(err)
+            if type(err).__name__ == "ConfirmationRequired":
+                message += " (pass --yes, or run it in a terminal and answer 'yes')"
+            err_console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
