@@ -84,3 +84,35 @@ def test_dagster_materialize_after_propose(demo_run: DemoRun, tmp_path_factory: 
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = _status(DemoRun(tmp / "home", tmp / "dh", env, "", 0))
     assert rows["word_count"]["status"] == "VERIFIED"
+
+
+def test_doctor_passes_after_the_main_command(demo_run: DemoRun) -> None:
+    proc = kavi(["doctor", "--json"], demo_run.env)
+    checks = {c["name"]: c["status"] for c in json.loads(proc.stdout)}
+    assert proc.returncode == 0, checks
+    assert "fail" not in checks.values()
+
+
+SHIPPED = ("write_note", "read_notes_by_tag", "create_daily_note", "search_notes", "summarize_note", "http_get_json")
+
+
+def test_shipped_skills_trusted_and_runnable(demo_run: DemoRun) -> None:
+    rows = _status(demo_run)
+    for name in SHIPPED:
+        assert rows[name]["status"] == "TRUSTED", (name, rows.get(name))
+        doc = json.loads(kavi(["lineage", name, "--json"], demo_run.env).stdout)
+        assert doc["promotions"] and doc["attempts"][-1]["report_sha256"]
+    res = kavi(["run", "write_note", "--yes", "--output-json", "--json",
+                '{"title": "Demo note", "body": "Written by the e2e test.", "tags": ["e2e"]}'], demo_run.env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    record = json.loads(res.stdout)
+    written = demo_run.home / "vault" / record["output"]["path"]
+    assert written.is_file() and "Written by the e2e test." in written.read_text()
+    tail = json.loads(kavi(["tail", "--json"], demo_run.env).stdout)
+    assert tail[-1]["execution_id"] == record["execution_id"]
+    session = kavi(["session", "--latest"], demo_run.env)
+    assert session.returncode == 0 and record["execution_id"][:8] in session.stdout
+    replay = kavi(["replay", record["execution_id"][:8], "--yes"], demo_run.env)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    refused = kavi(["run", "write_note", "--json", '{"title": "x", "body": "y", "tags": []}'], demo_run.env)
+    assert refused.returncode == 2 and "--yes" in refused.stderr
