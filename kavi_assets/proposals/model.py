@@ -17,7 +17,7 @@ FIELD_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 SECRET_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 PRIMITIVES = ("str", "int", "float", "bool")
 _TYPE_RE = re.compile(
-    r"^(?P<base>str|int|float|bool|list\[(str|int|float|bool)\]|dict\[str, ?(str|int|float|bool)\])"
+    r"^(?P<base>str|int|float|bool|json|list\[(str|int|float|bool|json)\]|dict\[str, ?(str|int|float|bool|json)\])"
     r"(?P<opt> \| None)?$"
 )
 
@@ -36,7 +36,8 @@ class FieldSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    type: str = Field(description="str, int, float, bool, list[X], dict[str, X], optionally '| None'")
+    type: str = Field(description="str, int, float, bool, json (any JSON value), list[X], dict[str, X], "
+                                  "optionally '| None'")
     description: str = ""
     required: bool = True
 
@@ -53,7 +54,7 @@ class FieldSpec(BaseModel):
         v = v.strip()
         if not _TYPE_RE.match(v):
             raise ValueError(
-                f"type {v!r} is not supported; use str, int, float, bool, list[X] or dict[str, X] "
+                f"type {v!r} is not supported; use str, int, float, bool, json, list[X] or dict[str, X] "
                 "(X a primitive), optionally followed by ' | None'"
             )
         return v
