@@ -1,6 +1,7 @@
 """The Beta distribution's quantile, from a continued-fraction regularised incomplete beta (no SciPy)."""
 
 import math
+from functools import lru_cache
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -41,8 +42,15 @@ def betainc(a: float, b: float, x: float) -> float:
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
 
+@lru_cache(maxsize=65536)
 def beta_ppf(q: float, a: float, b: float) -> float:
-    """The q-quantile of Beta(a, b), by bisection on betainc (monotone, so 60 halvings are exact enough)."""
+    """The q-quantile of Beta(a, b), by bisection on betainc (monotone, so 60 halvings are exact enough).
+
+    Cached: posteriors are recomputed for every build packet, and their parameters are a fixed prior plus
+    integer counts, so the same (q, a, b) comes back again and again.
+    """
+    if not (a > 0.0 and b > 0.0):
+        raise ValueError(f"Beta parameters must be positive, got a={a}, b={b}")
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2.0

@@ -40,6 +40,10 @@ class Posterior:
 
 def prior_params(prior_weight: float = 2.0, p0: float = 0.5) -> tuple[float, float]:
     """α0 = w·p0 and β0 = w·(1−p0): the prior counts as `prior_weight` pseudo-attempts at rate p0."""
+    if not prior_weight > 0.0:
+        raise ValueError(f"prior_weight must be positive (pseudo-attempts), got {prior_weight}")
+    if not 0.0 < p0 < 1.0:
+        raise ValueError(f"the prior success rate p0 must lie strictly between 0 and 1, got {p0}")
     return prior_weight * p0, prior_weight * (1.0 - p0)
 
 

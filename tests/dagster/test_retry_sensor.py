@@ -112,3 +112,22 @@ def test_stale_note_not_retried(kavi_home: KaviHome, records: ForgeRecords) -> N
     records.set_status("word_count", ProposalStatus.TRUSTED, build_id=None, reason="test")
     result, _ = _evaluate(kavi_home)
     assert isinstance(result, dg.SkipReason)
+
+
+def test_duplicate_requests_collapse_by_run_key(kavi_home: KaviHome, records: ForgeRecords) -> None:
+    _note(records, kavi_home, attempt=1, kind=FailureKind.VERIFY_TEST, triggers=[], status=ProposalStatus.FAILED)
+    first, cursor = _evaluate(kavi_home)
+    # A fresh cursor (a reset sensor, a second daemon) and the advanced cursor both see the same note again:
+    # every request for it carries the same run key, which Dagster launches at most once.
+    fresh, _ = _evaluate(kavi_home, cursor=None)
+    advanced, _ = _evaluate(kavi_home, cursor)
+    results = [first, fresh, advanced]
+    assert all(isinstance(res, dg.SensorResult) for res in results), results
+    keys = [[r.run_key for r in (res.run_requests or [])] for res in results]
+    assert keys == [["retry:word_count:2"]] * 3
+    assert {r.tags["kavi/parent_build"] for res in results for r in res.run_requests or []} == {"word_count-a1-x"}
+    # The next failure gets the next key, never a reuse of the previous one.
+    _note(records, kavi_home, attempt=2, kind=FailureKind.VERIFY_TEST, triggers=[], status=ProposalStatus.FAILED)
+    later, _ = _evaluate(kavi_home, cursor)
+    assert isinstance(later, dg.SensorResult)
+    assert [r.run_key for r in later.run_requests or []] == ["retry:word_count:3"]
