@@ -41,7 +41,13 @@ PLAN: dict[str, list[dict[str, Any]]] = {
     "extract_emails": [
         {"attempt": "*", "model": "*", "dir": "extract_emails/1", "latency_ms": 900,
          "extra": {"../../escape.py": "print('written outside the sandbox')\n"}},
-    ],
+    ],    # The skills the project ships: forged by the main job like any other proposal.
+    "write_note": [{"attempt": "*", "model": "*", "dir": "write_note/1", "latency_ms": 1300}],
+    "read_notes_by_tag": [{"attempt": "*", "model": "*", "dir": "read_notes_by_tag/1", "latency_ms": 1500}],
+    "create_daily_note": [{"attempt": "*", "model": "*", "dir": "create_daily_note/1", "latency_ms": 1100}],
+    "search_notes": [{"attempt": "*", "model": "*", "dir": "search_notes/1", "latency_ms": 1900}],
+    "summarize_note": [{"attempt": "*", "model": "*", "dir": "summarize_note/1", "latency_ms": 1600}],
+    "http_get_json": [{"attempt": "*", "model": "*", "dir": "http_get_json/1", "latency_ms": 1000}],
 }
 
 

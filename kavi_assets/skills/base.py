@@ -1,6 +1,6 @@
 """The skill contract: one BaseSkill subclass per module, touching the world only through handles."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -47,6 +47,40 @@ class SecretsHandle(Protocol):
     def get(self, name: str) -> str: ...
 
 
+class ModelHandle(Protocol):
+    """The model endpoint the user configured, for any class: bounded completions and embeddings.
+
+    A skill must work without it (the gates run without a model): check `can_complete()` / `can_embed()` first.
+    """
+
+    def can_complete(self) -> bool: ...
+
+    def can_embed(self) -> bool: ...
+
+    def complete(self, prompt: str, max_tokens: int = 256) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class NoModel:
+    """The model handle when no endpoint is configured: nothing is available."""
+
+    def can_complete(self) -> bool:
+        return False
+
+    def can_embed(self) -> bool:
+        return False
+
+    def complete(self, prompt: str, max_tokens: int = 256) -> str:
+        raise SkillContextError("no model endpoint is configured; check can_complete() first")
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise SkillContextError("no embedding model is configured; check can_embed() first")
+
+
+NO_MODEL = NoModel()
+
+
 @dataclass(frozen=True)
 class SkillContext:
     """What the runtime hands a skill: the only ways out of pure computation."""
@@ -54,6 +88,7 @@ class SkillContext:
     vault: VaultHandle | None = None
     http: HttpHandle | None = None
     secrets: SecretsHandle | None = None
+    model: ModelHandle | None = None
 
 
 InT = TypeVar("InT", bound=BaseModel)
@@ -101,6 +136,10 @@ class BaseSkill(Generic[InT, OutT]):
         if self._context.secrets is None:
             raise SkillContextError(f"skill {self.name!r} was given no secrets (needs SECRET_READ)")
         return self._context.secrets
+
+    @property
+    def model(self) -> ModelHandle:
+        return self._context.model if self._context.model is not None else NO_MODEL
 
     def execute(self, input_data: InT) -> OutT:
         raise NotImplementedError

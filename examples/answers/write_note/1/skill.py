@@ -1,0 +1,68 @@
+"""Write a markdown note with a small front matter into the vault, through the vault handle."""
+
+import json
+import re
+
+from pydantic import BaseModel, Field
+
+from kavi_assets.skills.base import BaseSkill, SideEffectClass
+
+NON_WORD = re.compile(r"[^a-z0-9]+")
+TAG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+class WriteNoteInput(BaseModel):
+    title: str = Field(min_length=1, max_length=200)
+    body: str
+    tags: list[str] = Field(default_factory=list)
+    overwrite: bool = False
+
+
+class WriteNoteOutput(BaseModel):
+    path: str
+    written: bool
+    size: int
+
+
+def slugify(title: str) -> str:
+    slug = NON_WORD.sub("-", title.lower()).strip("-")
+    if not slug:
+        raise ValueError(f"title {title!r} has no letters or digits to name the note by")
+    return slug[:80].rstrip("-")
+
+
+def normalize_tags(tags: list[str]) -> list[str]:
+    seen: list[str] = []
+    for raw in tags:
+        tag = raw.strip().lstrip("#").lower()
+        if not TAG.match(tag):
+            raise ValueError(f"tag {raw!r} must be letters, digits, '-' or '_'")
+        if tag not in seen:
+            seen.append(tag)
+    return seen
+
+
+def render(title: str, body: str, tags: list[str]) -> str:
+    front = f"---\ntitle: {json.dumps(title)}\ntags: {json.dumps(tags)}\n---\n\n"
+    return front + body.rstrip("\n") + "\n"
+
+
+class WriteNote(BaseSkill[WriteNoteInput, WriteNoteOutput]):
+    name = "write_note"
+    description = "Write a markdown note into the vault at notes/<slug>.md."
+    input_model = WriteNoteInput
+    output_model = WriteNoteOutput
+    side_effect_class = SideEffectClass.FILE_WRITE
+
+    def execute(self, input_data: WriteNoteInput) -> WriteNoteOutput:
+        path = f"notes/{slugify(input_data.title)}.md"
+        content = render(input_data.title, input_data.body, normalize_tags(input_data.tags))
+        size = len(content.encode("utf-8"))
+        if self.vault.exists(path):
+            existing = self.vault.read_text(path)
+            if existing == content:
+                return WriteNoteOutput(path=path, written=False, size=size)
+            if not input_data.overwrite:
+                raise FileExistsError(f"{path} holds a different note; pass overwrite=true to replace it")
+        stored = self.vault.write_text(path, content)
+        return WriteNoteOutput(path=stored, written=True, size=size)
