@@ -10,6 +10,23 @@ from kavi_assets.forge.context import ForgeSettings
 from kavi_assets.skills.base import SideEffectClass
 
 
+def parse_costs(raw: str) -> dict[str, float]:
+    """`model=cost,model=cost` into a mapping; a malformed entry is an error that names it."""
+    costs: dict[str, float] = {}
+    for entry in (e.strip() for e in raw.split(",")):
+        if not entry:
+            continue
+        model, sep, value = entry.rpartition("=")
+        try:
+            cost = float(value)
+        except ValueError:
+            cost = -1.0
+        if not sep or not model.strip() or cost < 0:
+            raise ValueError(f"KAVI_LLM_COSTS entry {entry!r} must read model=cost with a cost of 0 or more")
+        costs[model.strip()] = cost
+    return costs
+
+
 class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     wall_s: float = Field(default=90.0, description="wall-clock limit for each code-running gate")
     coverage_min: float = Field(default=80.0, description="minimum line coverage of the skill file, percent")
@@ -23,6 +40,16 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     advice_timeout_s: float = Field(default=20.0, description="timeout of the advice call, enforced")
     retry_backoff_s: float = Field(default=2.0, description="base of the exponential wait between attempts")
     retry_backoff_max_s: float = Field(default=300.0, description="longest wait between attempts")
+    model_costs: dict[str, float] = Field(
+        default_factory=dict,
+        description="cost per build attempt of each model (any unit); routing then maximises successes per cost",
+    )
+
+    def _model_costs(self) -> dict[str, float]:
+        if self.model_costs:
+            return dict(self.model_costs)
+        # Read when a run starts: KAVI_LLM_COSTS=model-a=0.02,model-b=0.005
+        return parse_costs(os.environ.get("KAVI_LLM_COSTS", ""))
 
     def _auto_approve(self) -> list[str]:
         if self.auto_approve:
@@ -38,6 +65,7 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             policy_path=Path(self.policy_path) if self.policy_path else None,
             auto_approve=tuple(SideEffectClass(c) for c in self._auto_approve()),
             prior_weight=self.prior_weight,
+            model_costs=self._model_costs(),
             research_advice=self.research_advice or os.environ.get("KAVI_RESEARCH_ADVICE", "") == "1",
             advice_timeout_s=self.advice_timeout_s,
         )

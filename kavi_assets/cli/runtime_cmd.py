@@ -1,6 +1,7 @@
 """Runtime commands: list, run, chain, replay, tail, session, verify and doctor."""
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,7 +44,12 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, dict[str, Any
 
     trusted = _trusted_map(h)
     log = ExecutionLog(h.executions_log, fsync=fsync)
-    return SkillRunner(h, trusted.get, log), log, trusted
+    model = None
+    if os.environ.get("KAVI_LLM_BASE_URL", "").strip():
+        from kavi_assets.runtime.handles import model_from_env
+
+        model = model_from_env()  # summarize_note and search_notes use it; without it they fall back
+    return SkillRunner(h, trusted.get, log, model=model), log, trusted
 
 
 def _parse_json(text: str, what: str) -> Any:

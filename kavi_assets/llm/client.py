@@ -48,6 +48,7 @@ class LLMSettings:
     temperature: float = 0.0
     recorded: bool = False
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # USD per 1M prompt/completion tokens
+    embedding_model: str | None = None  # only then do skills get embeddings (search_notes ranks with them)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def settings_from_env(environ: Mapping[str, str]) -> LLMSettings | None:
         models=models,
         timeout_s=float(environ.get("KAVI_LLM_TIMEOUT_S", "60")),
         max_prompt_chars=int(environ.get("KAVI_LLM_MAX_PROMPT_CHARS", "24000")),
+        embedding_model=environ.get("KAVI_LLM_EMBED_MODEL", "").strip() or None,
     )
 
 
@@ -117,7 +119,7 @@ class LLMClient:
 
     @property
     def config_fingerprint(self) -> str:
-        return config_fingerprint(self.settings.base_url, self.settings.models)
+        return config_fingerprint(self.settings.base_url, self.settings.models, credential=self.settings.api_key)
 
     def complete(
         self,
@@ -168,6 +170,26 @@ class LLMClient:
             recorded=self.settings.recorded,
             cost_usd=cost,
         )
+
+    def embed(self, texts: Sequence[str], *, model: str, timeout_s: float | None = None) -> list[list[float]]:
+        """Embeddings of `texts`, in order; the same prompt bound applies to their total size."""
+        size = sum(len(t) for t in texts)
+        if size > self.settings.max_prompt_chars:
+            raise LLMError(LLMErrorKind.PROMPT_TOO_LONG,
+                           f"the texts hold {size} characters, over the bound of {self.settings.max_prompt_chars}",
+                           model)
+        if not texts:
+            return []
+        try:
+            resp = self._client.embeddings.create(model=model, input=list(texts),
+                                                  timeout=timeout_s or self.settings.timeout_s)
+        except openai.OpenAIError as err:
+            raise _classify(err, model) from None
+        rows = sorted(resp.data, key=lambda d: d.index)
+        if len(rows) != len(texts):
+            raise LLMError(LLMErrorKind.BAD_REQUEST,
+                           f"the endpoint returned {len(rows)} embeddings for {len(texts)} texts", model)
+        return [[float(x) for x in row.embedding] for row in rows]
 
     def list_models(self) -> list[str]:
         try:

@@ -12,7 +12,7 @@ from kavi_assets.runtime.errors import ConfirmationRequired, SkillLoadError, Ski
 from kavi_assets.runtime.handles import context_for
 from kavi_assets.runtime.records import ExecutionLog, ExecutionRecord, new_id, to_json, utc_now_iso
 from kavi_assets.runtime.trust import TrustedSkill, TrustError, TrustLoader, default_loader
-from kavi_assets.skills.base import HttpHandle, SideEffectClass
+from kavi_assets.skills.base import HttpHandle, ModelHandle, SideEffectClass
 
 __all__ = [
     "CAPABILITIES",
@@ -75,6 +75,7 @@ class SkillRunner:
         environ: Mapping[str, str] | None = None,
         http: HttpHandle | None = None,
         *,
+        model: ModelHandle | None = None,
         loader: TrustLoader | None = None,
     ) -> None:
         self.home = home
@@ -82,6 +83,7 @@ class SkillRunner:
         self.log = log
         self._environ = environ
         self._http = http
+        self._model = model
         self.loader = loader if loader is not None else default_loader
 
     def lookup(self, skill_name: str) -> TrustedSkill:
@@ -138,6 +140,7 @@ class SkillRunner:
             declared_secrets=skill.required_secrets,
             environ=self._environ,
             http=self._http,
+            model=self._model,
         )
         try:
             result = cls(context).execute(parsed)

@@ -12,10 +12,13 @@ import stat
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
-from kavi_assets.skills.base import HttpHandle, SideEffectClass, SkillContext
+from kavi_assets.skills.base import HttpHandle, ModelHandle, SideEffectClass, SkillContext
+
+if TYPE_CHECKING:
+    from kavi_assets.llm.client import LLMClient
 
 DEFAULT_MAX_WRITE_BYTES = 1_000_000
 DEFAULT_MAX_READ_BYTES = 10_000_000
@@ -455,6 +458,68 @@ class DeclaredSecrets:
         return f"DeclaredSecrets(declared={list(self._declared)!r})"
 
 
+# --------------------------------------------------------------------------------------------- model
+
+
+class ModelHandleError(RuntimeError):
+    """A model call the handle refused (over its bounds) or that the endpoint failed."""
+
+
+class EndpointModel:
+    """The configured model endpoint as a skill handle: bounded prompts and outputs, the client's timeout.
+
+    Only given when the user configured a real endpoint (never the recorded model, which replays builds only).
+    Text a skill sends here leaves the machine for that endpoint, which the user chose and trusts.
+    """
+
+    def __init__(self, client: "LLMClient", *, max_prompt_chars: int = 16000, max_tokens: int = 1024,
+                 max_texts: int = 256) -> None:
+        self._client = client
+        self._model = client.settings.models[0]
+        self._embedding_model = client.settings.embedding_model
+        self.max_prompt_chars = max_prompt_chars
+        self.max_tokens = max_tokens
+        self.max_texts = max_texts
+
+    def can_complete(self) -> bool:
+        return True
+
+    def can_embed(self) -> bool:
+        return self._embedding_model is not None
+
+    def complete(self, prompt: str, max_tokens: int = 256) -> str:
+        from kavi_assets.llm.client import LLMError
+
+        if len(prompt) > self.max_prompt_chars:
+            raise ModelHandleError(f"the prompt is {len(prompt)} characters; the handle allows {self.max_prompt_chars}")
+        try:
+            done = self._client.complete([{"role": "user", "content": prompt}], model=self._model, json_mode=False)
+        except LLMError as exc:
+            raise ModelHandleError(f"{exc.kind}: {exc}") from None
+        return done.text[: 8 * min(max_tokens, self.max_tokens)]
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from kavi_assets.llm.client import LLMError
+
+        if self._embedding_model is None:
+            raise ModelHandleError("no embedding model is configured (KAVI_LLM_EMBED_MODEL)")
+        if len(texts) > self.max_texts:
+            raise ModelHandleError(f"{len(texts)} texts to embed; the handle allows {self.max_texts} per call")
+        clipped = [t[: self.max_prompt_chars] for t in texts]
+        try:
+            return self._client.embed(clipped, model=self._embedding_model)
+        except LLMError as exc:
+            raise ModelHandleError(f"{exc.kind}: {exc}") from None
+
+
+def model_from_env(environ: Mapping[str, str] | None = None) -> ModelHandle | None:
+    """The model handle for a configured endpoint (KAVI_LLM_BASE_URL), or None: skills then fall back."""
+    from kavi_assets.llm.client import LLMClient, settings_from_env
+
+    settings = settings_from_env(os.environ if environ is None else environ)
+    return EndpointModel(LLMClient(settings)) if settings is not None else None
+
+
 # ------------------------------------------------------------------------------------------- context
 
 
@@ -465,13 +530,15 @@ def context_for(
     declared_secrets: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     http: HttpHandle | None = None,
+    model: ModelHandle | None = None,
 ) -> SkillContext:
     """Grant exactly what the class allows: vault read for all, write for FILE_WRITE, http for NETWORK,
-    declared secrets for SECRET_READ. The classes are not cumulative: a NETWORK skill cannot write."""
+    declared secrets for SECRET_READ. The classes are not cumulative: a NETWORK skill cannot write.
+    The configured model endpoint, when there is one, is offered to every class."""
     cls = SideEffectClass(side_effect_class)
     vault = Vault(vault_root, writable=cls is SideEffectClass.FILE_WRITE)
     client: HttpHandle | None = None
     if cls is SideEffectClass.NETWORK:
         client = http if http is not None else HttpClient()
     secrets = DeclaredSecrets.from_environ(declared_secrets, environ) if cls is SideEffectClass.SECRET_READ else None
-    return SkillContext(vault=vault, http=client, secrets=secrets)
+    return SkillContext(vault=vault, http=client, secrets=secrets, model=model)
