@@ -56,6 +56,8 @@ def check(
     for v in violations:
         table.add_row(v.rule_id, str(v.line), v.source.strip(), v.why)
     console.print(table)
+    rules = ", ".join(sorted({v.rule_id for v in violations}))
+    console.print(f"fail: {file}: {len(violations)} violation(s): {rules}", highlight=False, markup=False)
     raise typer.Exit(1)
 
 

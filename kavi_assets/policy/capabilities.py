@@ -52,8 +52,34 @@ MODULE_CAPABILITIES: dict[str, tuple[str, str]] = {
     "zipfile": ("POL-FS", "filesystem access"),
     "tarfile": ("POL-FS", "filesystem access"),
     "linecache": ("POL-FS", "filesystem reads"),
+    "codecs": ("POL-FS", "filesystem access (codecs.open)"),
+}
+
+# Names in the policy's `denied_attributes`, with the rule and capability that report them; anything else there
+# is an introspection escape (frame, code and generator internals).
+ATTRIBUTE_CAPABILITIES: dict[str, tuple[str, str]] = {
+    "FunctionType": ("POL-DYNAMIC-CODE", "functions built from code objects"),
+    "CodeType": ("POL-DYNAMIC-CODE", "code objects"),
+    "LambdaType": ("POL-DYNAMIC-CODE", "functions built from code objects"),
+    "ForwardRef": ("POL-DYNAMIC-CODE", "strings evaluated as type expressions (eval)"),
+    "get_type_hints": ("POL-DYNAMIC-CODE", "string annotations evaluated at run time (eval)"),
+    "evaluate_forwardref": ("POL-DYNAMIC-CODE", "strings evaluated as type expressions (eval)"),
+    "create_model": ("POL-DYNAMIC-CODE", "classes built at run time from values, string types evaluated (eval)"),
+    "make_dataclass": ("POL-DYNAMIC-CODE", "classes built at run time from values, string types evaluated (eval)"),
+    "import_string": ("POL-DYNAMIC-CODE", "imports by name"),
+    "ImportString": ("POL-DYNAMIC-CODE", "imports by name while validating input"),
+    "parse_file": ("POL-FS", "reads a file by path, around the vault handle"),
+    "parse_file_as": ("POL-FS", "reads a file by path, around the vault handle"),
+    "FilePath": ("POL-FS", "probes paths outside the vault"),
+    "DirectoryPath": ("POL-FS", "probes paths outside the vault"),
+    "NewPath": ("POL-FS", "probes paths outside the vault"),
+    "Formatter": ("POL-ESCAPE", "format fields that reach attributes by name"),
 }
 
 
 def capability_of(module: str) -> tuple[str, str]:
     return MODULE_CAPABILITIES.get(module.split(".")[0], ("POL-IMPORT", "a module outside the allowlist"))
+
+
+def attribute_capability(name: str) -> tuple[str, str]:
+    return ATTRIBUTE_CAPABILITIES.get(name, ("POL-INTROSPECTION", "frame, code or generator internals"))

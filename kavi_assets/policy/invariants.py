@@ -21,6 +21,36 @@ def _base_name(base: ast.expr) -> str | None:
     return None
 
 
+def _imported_names(tree: ast.Module, module: str, name: str) -> set[str]:
+    """The module-level names `module.name` is bound to by `from module import name [as x]`."""
+    return {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == module
+            and not n.level for a in n.names if a.name == name}
+
+
+def _pydantic_models(tree: ast.Module) -> set[str]:
+    """Module-level classes that derive from pydantic's BaseModel, directly or through other such classes."""
+    roots = _imported_names(tree, "pydantic", "BaseModel")
+    modules = {a.asname or a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
+               if a.name == "pydantic"}
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    models: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for c in classes:
+            if c.name in models:
+                continue
+            for b in c.bases:
+                direct = isinstance(b, ast.Name) and (b.id in roots or b.id in models)
+                dotted = (isinstance(b, ast.Attribute) and b.attr == "BaseModel" and isinstance(b.value, ast.Name)
+                          and b.value.id in modules)
+                if direct or dotted:
+                    models.add(c.name)
+                    changed = True
+                    break
+    return models
+
+
 def check_invariants(
     source: str, *, expected_class: SideEffectClass, expected_name: str | None = None
 ) -> list[Violation]:
@@ -37,10 +67,8 @@ def check_invariants(
         and any(a.name == "BaseSkill" and a.asname in (None, "BaseSkill") for a in n.names)
         for n in tree.body
     )
-    models = {
-        n.name for n in tree.body
-        if isinstance(n, ast.ClassDef) and any(_base_name(b) == "BaseModel" for b in n.bases)
-    }
+    models = _pydantic_models(tree)
+    side_effect_names = _imported_names(tree, "kavi_assets.skills.base", "SideEffectClass")
     skills = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and any(_base_name(b) == "BaseSkill"
                                                                                for b in n.bases)]
     if not imported_base:
@@ -77,7 +105,8 @@ def check_invariants(
             bad(name, "INV-NAME", f"`name` is {name.value!r} but the proposal is {expected_name!r}")
     sec = assigned.get("side_effect_class")
     if sec is not None:
-        declared = sec.attr if isinstance(sec, ast.Attribute) else None
+        declared = sec.attr if isinstance(sec, ast.Attribute) and isinstance(sec.value, ast.Name) \
+            and sec.value.id in side_effect_names else None
         if declared is None or declared not in SideEffectClass.__members__:
             bad(sec, "INV-CLASS", "`side_effect_class` must be `SideEffectClass.<CLASS>`")
         elif declared != expected_class.value:
@@ -85,5 +114,6 @@ def check_invariants(
     for attr in ("input_model", "output_model"):
         val = assigned.get(attr)
         if val is not None and not (isinstance(val, ast.Name) and val.id in models):
-            bad(val, "INV-MODEL", f"`{attr}` must name a pydantic BaseModel subclass defined in this module")
+            bad(val, "INV-MODEL", f"`{attr}` must name a pydantic BaseModel subclass defined in this module "
+                "(deriving from pydantic's BaseModel directly or through other such classes)")
     return found

@@ -22,6 +22,7 @@ class Policy(BaseModel):
     imports: dict[str, list[str]]
     denied_names: dict[str, str]
     allowed_dunders: list[str]
+    allowed_dunder_methods: list[str]
     denied_attributes: list[str]
     allowed_decorators: list[str]
     import_time_calls: list[str]
@@ -64,7 +65,7 @@ def _tighten(base: Policy, user: dict[str, Any], source: Path) -> Policy:
                 allowed = set(base.imports.get("all", [])) | set(base.imports.get(cls, []))
                 widened += [f"import {m} ({cls})" for m in mods if m not in allowed]
             merged["imports"] = {cls: list(value.get(cls, [])) for cls in base.imports}
-        elif key in ("allowed_dunders", "allowed_decorators", "import_time_calls"):
+        elif key in ("allowed_dunders", "allowed_dunder_methods", "allowed_decorators", "import_time_calls"):
             widened += [f"{key}: {v}" for v in value if v not in getattr(base, key)]
             merged[key] = list(value)
         elif key == "denied_names":
