@@ -49,7 +49,7 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, dict[str, Any
         from kavi_assets.runtime.handles import model_from_env
 
         model = model_from_env()  # summarize_note and search_notes use it; without it they fall back
-    return SkillRunner(h, trusted.get, log, model=model), log, trusted
+    return SkillRunner(h, trusted.get, log, llm=model), log, trusted
 
 
 def _parse_json(text: str, what: str) -> Any:

@@ -21,7 +21,7 @@ from kavi_assets.policy.capabilities import attribute_capability, capability_of
 from kavi_assets.policy.policy import Policy, default_policy
 from kavi_assets.skills.base import SideEffectClass
 
-_HANDLE_ROOTS = ("vault", "http", "secrets")
+_HANDLE_ROOTS = ("vault", "http", "secrets", "llm")
 _FORMAT_METHODS = ("format", "format_map", "vformat")
 # pydantic options that read an object's attributes by (field or alias) name, like getattr with a string.
 _ATTRIBUTE_READERS = ("from_attributes", "orm_mode")

@@ -75,7 +75,7 @@ class SkillRunner:
         environ: Mapping[str, str] | None = None,
         http: HttpHandle | None = None,
         *,
-        model: ModelHandle | None = None,
+        llm: ModelHandle | None = None,
         loader: TrustLoader | None = None,
     ) -> None:
         self.home = home
@@ -83,7 +83,7 @@ class SkillRunner:
         self.log = log
         self._environ = environ
         self._http = http
-        self._model = model
+        self._llm = llm
         self.loader = loader if loader is not None else default_loader
 
     def lookup(self, skill_name: str) -> TrustedSkill:
@@ -140,7 +140,7 @@ class SkillRunner:
             declared_secrets=skill.required_secrets,
             environ=self._environ,
             http=self._http,
-            model=self._model,
+            llm=self._llm,
         )
         try:
             result = cls(context).execute(parsed)

@@ -530,7 +530,7 @@ def context_for(
     declared_secrets: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     http: HttpHandle | None = None,
-    model: ModelHandle | None = None,
+    llm: ModelHandle | None = None,
 ) -> SkillContext:
     """Grant exactly what the class allows: vault read for all, write for FILE_WRITE, http for NETWORK,
     declared secrets for SECRET_READ. The classes are not cumulative: a NETWORK skill cannot write.
@@ -541,4 +541,4 @@ def context_for(
     if cls is SideEffectClass.NETWORK:
         client = http if http is not None else HttpClient()
     secrets = DeclaredSecrets.from_environ(declared_secrets, environ) if cls is SideEffectClass.SECRET_READ else None
-    return SkillContext(vault=vault, http=client, secrets=secrets, model=model)
+    return SkillContext(vault=vault, http=client, secrets=secrets, llm=llm)

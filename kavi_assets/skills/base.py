@@ -50,7 +50,7 @@ class SecretsHandle(Protocol):
 class ModelHandle(Protocol):
     """The model endpoint the user configured, for any class: bounded completions and embeddings.
 
-    A skill must work without it (the gates run without a model): check `can_complete()` / `can_embed()` first.
+    A skill must work without it (the gates run without a model): check `self.llm.can_complete()` / `can_embed()` first.
     """
 
     def can_complete(self) -> bool: ...
@@ -88,7 +88,7 @@ class SkillContext:
     vault: VaultHandle | None = None
     http: HttpHandle | None = None
     secrets: SecretsHandle | None = None
-    model: ModelHandle | None = None
+    llm: ModelHandle | None = None
 
 
 InT = TypeVar("InT", bound=BaseModel)
@@ -138,8 +138,8 @@ class BaseSkill(Generic[InT, OutT]):
         return self._context.secrets
 
     @property
-    def model(self) -> ModelHandle:
-        return self._context.model if self._context.model is not None else NO_MODEL
+    def llm(self) -> ModelHandle:
+        return self._context.llm if self._context.llm is not None else NO_MODEL
 
     def execute(self, input_data: InT) -> OutT:
         raise NotImplementedError

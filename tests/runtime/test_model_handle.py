@@ -92,7 +92,7 @@ def _runner(tmp_path: Path, model: EndpointModel | None) -> tuple[SkillRunner, K
     (home.vault_dir / "notes" / "bank.md").write_text(
         "# Bank\n\nThe loan needs a signature. The bank opens at nine. Bring the loan papers.\n")
     (home.vault_dir / "notes" / "lunch.md").write_text("# Lunch\n\nsoup at the bank cafe\n")
-    runner = SkillRunner(home, trusted.get, ExecutionLog(home.executions_log, fsync=False), model=model)
+    runner = SkillRunner(home, trusted.get, ExecutionLog(home.executions_log, fsync=False), llm=model)
     return runner, home
 
 

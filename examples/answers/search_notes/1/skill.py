@@ -100,9 +100,9 @@ class SearchNotes(BaseSkill[SearchNotesInput, SearchNotesOutput]):
         scores = bm25(notes, query)
         method = "lexical"
         matched = [i for i, s in enumerate(scores) if s > 0]
-        if matched and self.model.can_embed():
+        if matched and self.llm.can_embed():
             texts = [notes[i].title + "\n" + notes[i].body for i in matched]
-            vectors = self.model.embed([input_data.query, *texts])
+            vectors = self.llm.embed([input_data.query, *texts])
             top = max(scores[i] for i in matched)
             for i, vec in zip(matched, vectors[1:], strict=True):
                 scores[i] = 0.5 * scores[i] / top + 0.5 * cosine(vectors[0], vec)

@@ -41,7 +41,7 @@ class Ctx:
         self.vault = Vault(files)
         self.http = None
         self.secrets = None
-        self.model = model
+        self.llm = model
 
 
 NOTES = {

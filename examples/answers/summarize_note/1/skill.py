@@ -77,11 +77,11 @@ class SummarizeNote(BaseSkill[SummarizeNoteInput, SummarizeNoteOutput]):
     def execute(self, input_data: SummarizeNoteInput) -> SummarizeNoteOutput:
         body = body_of(self.vault.read_text(input_data.path))
         limit = input_data.max_sentences
-        if self.model.can_complete():
+        if self.llm.can_complete():
             prompt = f"Summarize this note in at most {limit} sentences. Answer with the summary only.\n\n"
             prompt += body[:8000]
             try:
-                text = " ".join(self.model.complete(prompt, max_tokens=60 * limit).split())
+                text = " ".join(self.llm.complete(prompt, max_tokens=60 * limit).split())
             except Exception:
                 text = ""
             if text:

@@ -44,7 +44,7 @@ class Ctx:
         self.vault = Vault(files)
         self.http = None
         self.secrets = None
-        self.model = model
+        self.llm = model
 
 
 NOTE = "---\ntitle: x\n---\n# Plan\n\nThe forge builds skills. The forge verifies skills. Lunch was good.\n"
