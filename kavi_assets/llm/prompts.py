@@ -23,12 +23,15 @@ The contract:
   Import it as `from kavi_assets.skills.base import BaseSkill, SideEffectClass`.
 - Touch the world only through handles: `self.vault.read_text/exists/list_files` (vault paths are relative),
   `self.vault.write_text` (FILE_WRITE only), `self.http.get_json/get_text` (NETWORK only),
-  `self.secrets.get("NAME")` (SECRET_READ only, declared names, string literals).
+  `self.secrets.get("NAME")` (SECRET_READ only, declared names, string literals),
+  `self.llm.can_complete()/complete(prompt)/can_embed()/embed(texts)` (any class; often unavailable, and always
+  unavailable in the gates: check first and fall back to a deterministic method).
   Never use open, os, sys, pathlib, subprocess, socket, urllib, eval/exec, getattr with computed names,
   dunder attributes, or code at module level beyond imports, classes, functions and constants.
 - Allowed imports: {imports}.
 - Tests import `from skills.{name} import {cls}` and may build handles with
-  `from kavi_assets.runtime.handles import Vault, FixtureHttp, DeclaredSecrets` and
+  `from kavi_assets.runtime.handles import Vault, FixtureHttp, DeclaredSecrets` (e.g. `Vault(tmp_path,
+  writable=True)`) and pass them as `{cls}(SkillContext(vault=..., http=..., secrets=..., llm=...))`, with
   `from kavi_assets.skills.base import SkillContext`.
 Answer ONLY with JSON: {{"files": [{{"path": "...", "content": "..."}}], "notes": "..."}}"""
 

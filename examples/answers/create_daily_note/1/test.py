@@ -1,58 +1,38 @@
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from kavi_assets.runtime.handles import Vault
+from kavi_assets.skills.base import SkillContext
 from skills.create_daily_note import CreateDailyNote, CreateDailyNoteInput, title_for
 
 
-class Vault:
-    def __init__(self) -> None:
-        self.files: dict[str, str] = {}
-
-    def read_text(self, path: str) -> str:
-        return self.files[path]
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def list_files(self, pattern: str = "**/*") -> list[str]:
-        return sorted(self.files)
-
-    def write_text(self, path: str, content: str) -> str:
-        self.files[path] = content
-        return path
+def make(root: Path) -> CreateDailyNote:
+    return CreateDailyNote(SkillContext(vault=Vault(root, writable=True)))
 
 
-class Ctx:
-    def __init__(self) -> None:
-        self.vault = Vault()
-        self.http = None
-        self.secrets = None
-
-
-def test_creates_note_with_title_and_body() -> None:
-    ctx = Ctx()
-    out = CreateDailyNote(ctx).execute(CreateDailyNoteInput(date="2026-11-24", body="- review"))
+def test_creates_note_with_title_and_body(tmp_path: Path) -> None:
+    out = make(tmp_path).execute(CreateDailyNoteInput(date="2026-11-24", body="- review"))
     assert out.created and out.path == "daily/2026-11-24.md"
     assert out.title == "Tuesday 24 November 2026"
-    text = ctx.vault.files[out.path]
+    text = (tmp_path / out.path).read_text()
     assert text.startswith('---\ntitle: "Tuesday 24 November 2026"\n')
     assert text.endswith("## Notes\n\n- review\n")
 
 
-def test_existing_note_is_kept() -> None:
-    ctx = Ctx()
-    ctx.vault.files["daily/2026-01-05.md"] = "mine\n"
-    out = CreateDailyNote(ctx).execute(CreateDailyNoteInput(date="2026-01-05", body="new"))
-    assert not out.created and ctx.vault.files["daily/2026-01-05.md"] == "mine\n"
+def test_existing_note_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "daily").mkdir()
+    (tmp_path / "daily" / "2026-01-05.md").write_text("mine\n")
+    out = make(tmp_path).execute(CreateDailyNoteInput(date="2026-01-05", body="new"))
+    assert not out.created and (tmp_path / "daily" / "2026-01-05.md").read_text() == "mine\n"
 
 
-def test_today_by_default() -> None:
-    ctx = Ctx()
-    out = CreateDailyNote(ctx).execute(CreateDailyNoteInput())
+def test_today_by_default(tmp_path: Path) -> None:
+    out = make(tmp_path).execute(CreateDailyNoteInput())
     assert out.path == f"daily/{dt.date.today().isoformat()}.md"
-    assert ctx.vault.files[out.path].endswith("## Notes\n")
+    assert (tmp_path / out.path).read_text().endswith("## Notes\n")
 
 
 def test_bad_date_refused() -> None:

@@ -1,32 +1,10 @@
-import fnmatch
+from pathlib import Path
 
+import pytest
+
+from kavi_assets.runtime.handles import Vault
+from kavi_assets.skills.base import SkillContext
 from skills.read_notes_by_tag import ReadNotesByTag, ReadNotesByTagInput, describe, front_tags
-
-
-class DictVault:
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-
-    def read_text(self, path: str) -> str:
-        return self.files[path]
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def list_files(self, pattern: str = "**/*") -> list[str]:
-        suffix = pattern.rsplit("/", 1)[-1]
-        return sorted(p for p in self.files if fnmatch.fnmatch(p.rsplit("/", 1)[-1], suffix))
-
-    def write_text(self, path: str, content: str) -> str:
-        raise PermissionError("read-only")
-
-
-class Ctx:
-    def __init__(self, files: dict[str, str]) -> None:
-        self.vault = DictVault(files)
-        self.http = None
-        self.secrets = None
-
 
 NOTES = {
     "notes/a.md": '---\ntitle: "Alpha"\ntags: ["home", "Errands"]\n---\n\nbody #Later\n',
@@ -36,15 +14,18 @@ NOTES = {
 }
 
 
-def run(tag: str, limit: int = 50) -> list[str]:
-    skill = ReadNotesByTag(Ctx(NOTES))
-    return skill.execute(ReadNotesByTagInput(tag=tag, limit=limit)).paths
+@pytest.fixture
+def skill(tmp_path: Path) -> ReadNotesByTag:
+    for rel, text in NOTES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return ReadNotesByTag(SkillContext(vault=Vault(tmp_path, writable=False)))
 
 
-def test_front_matter_and_inline_tags() -> None:
-    assert run("home") == ["b.md", "notes/a.md"]
-    assert run("#LATER") == ["notes/a.md"]
-    assert run("12") == []
+def test_front_matter_and_inline_tags(skill: ReadNotesByTag) -> None:
+    assert skill.execute(ReadNotesByTagInput(tag="home")).paths == ["b.md", "notes/a.md"]
+    assert skill.execute(ReadNotesByTagInput(tag="#LATER")).paths == ["notes/a.md"]
+    assert skill.execute(ReadNotesByTagInput(tag="12")).paths == []
 
 
 def test_titles() -> None:
@@ -54,8 +35,8 @@ def test_titles() -> None:
     assert describe("y.md", "---\ntitle: 'Quoted'\n---\n").title == "Quoted"
 
 
-def test_limit_and_count() -> None:
-    out = ReadNotesByTag(Ctx(NOTES)).execute(ReadNotesByTagInput(tag="home", limit=1))
+def test_limit_and_count(skill: ReadNotesByTag) -> None:
+    out = skill.execute(ReadNotesByTagInput(tag="home", limit=1))
     assert out.paths == ["b.md"] and out.count == 2
 
 

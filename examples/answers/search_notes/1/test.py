@@ -1,23 +1,16 @@
 from collections.abc import Sequence
+from pathlib import Path
 
+from kavi_assets.runtime.handles import Vault
+from kavi_assets.skills.base import SkillContext
 from skills.search_notes import SearchNotes, SearchNotesInput, cosine
 
-
-class Vault:
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-
-    def read_text(self, path: str) -> str:
-        return self.files[path]
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def list_files(self, pattern: str = "**/*") -> list[str]:
-        return sorted(p for p in self.files if p.endswith(".md"))
-
-    def write_text(self, path: str, content: str) -> str:
-        raise PermissionError(path)
+NOTES = {
+    "a.md": '---\ntitle: "Forge"\n---\nThe forge runs gates.\n',
+    "b.md": "# Gates\n\nGates gates gates, and one forge.\n",
+    "c.md": "# Lunch\n\nsoup\n",
+    "x.txt": "forge forge forge",
+}
 
 
 class Embedder:
@@ -36,36 +29,27 @@ class Embedder:
         return [[float(t.lower().count("soup")), float(t.lower().count("forge"))] for t in texts]
 
 
-class Ctx:
-    def __init__(self, files: dict[str, str], model: Embedder | None = None) -> None:
-        self.vault = Vault(files)
-        self.http = None
-        self.secrets = None
-        self.llm = model
+def make(root: Path, model: Embedder | None = None) -> SearchNotes:
+    for rel, text in NOTES.items():
+        (root / rel).write_text(text)
+    return SearchNotes(SkillContext(vault=Vault(root, writable=False), llm=model))
 
 
-NOTES = {
-    "a.md": '---\ntitle: "Forge"\n---\nThe forge runs gates.\n',
-    "b.md": "# Gates\n\nGates gates gates, and one forge.\n",
-    "c.md": "# Lunch\n\nsoup\n",
-    "x.txt": "forge forge forge",
-}
-
-
-def test_lexical_ranking_with_title_boost() -> None:
-    out = SearchNotes(Ctx(NOTES)).execute(SearchNotesInput(query="forge"))
+def test_lexical_ranking_with_title_boost(tmp_path: Path) -> None:
+    out = make(tmp_path).execute(SearchNotesInput(query="forge"))
     assert out.method == "lexical" and out.paths == ["a.md", "b.md"] and out.count == 2
     assert out.results[0].title == "Forge" and out.results[0].snippet == "The forge runs gates."
     assert out.results[0].score > out.results[1].score > 0
 
 
-def test_no_match_and_limit() -> None:
-    assert SearchNotes(Ctx(NOTES)).execute(SearchNotesInput(query="nothing")).count == 0
-    out = SearchNotes(Ctx(NOTES)).execute(SearchNotesInput(query="gates forge", limit=1))
+def test_no_match_and_limit(tmp_path: Path) -> None:
+    skill = make(tmp_path)
+    assert skill.execute(SearchNotesInput(query="nothing")).count == 0
+    out = skill.execute(SearchNotesInput(query="gates forge", limit=1))
     assert len(out.paths) == 1 and out.count == 2
 
 
-def test_hybrid_with_embeddings() -> None:
-    out = SearchNotes(Ctx(NOTES, Embedder())).execute(SearchNotesInput(query="forge soup"))
+def test_hybrid_with_embeddings(tmp_path: Path) -> None:
+    out = make(tmp_path, Embedder()).execute(SearchNotesInput(query="forge soup"))
     assert out.method == "hybrid" and set(out.paths) == {"a.md", "b.md", "c.md"}
     assert cosine([0.0, 0.0], [1.0, 1.0]) == 0.0

@@ -1,26 +1,16 @@
 from collections.abc import Sequence
+from pathlib import Path
 
+from kavi_assets.runtime.handles import Vault
+from kavi_assets.skills.base import SkillContext
 from skills.summarize_note import SummarizeNote, SummarizeNoteInput, body_of, extractive, split_sentences
 
-
-class Vault:
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-
-    def read_text(self, path: str) -> str:
-        return self.files[path]
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def list_files(self, pattern: str = "**/*") -> list[str]:
-        return sorted(self.files)
-
-    def write_text(self, path: str, content: str) -> str:
-        raise PermissionError(path)
+NOTE = "---\ntitle: x\n---\n# Plan\n\nThe forge builds skills. The forge verifies skills. Lunch was good.\n"
 
 
-class Model:
+class ScriptedModel:
+    """A model handle that answers one text, or fails when given none."""
+
     def __init__(self, answer: str | None) -> None:
         self.answer = answer
 
@@ -39,19 +29,13 @@ class Model:
         raise RuntimeError("no embeddings")
 
 
-class Ctx:
-    def __init__(self, files: dict[str, str], model: Model | None = None) -> None:
-        self.vault = Vault(files)
-        self.http = None
-        self.secrets = None
-        self.llm = model
+def make(root: Path, model: ScriptedModel | None = None) -> SummarizeNote:
+    (root / "n.md").write_text(NOTE)
+    return SummarizeNote(SkillContext(vault=Vault(root, writable=False), llm=model))
 
 
-NOTE = "---\ntitle: x\n---\n# Plan\n\nThe forge builds skills. The forge verifies skills. Lunch was good.\n"
-
-
-def test_extractive_keeps_best_sentences_in_order() -> None:
-    out = SummarizeNote(Ctx({"n.md": NOTE})).execute(SummarizeNoteInput(path="n.md", max_sentences=2))
+def test_extractive_keeps_best_sentences_in_order(tmp_path: Path) -> None:
+    out = make(tmp_path).execute(SummarizeNoteInput(path="n.md", max_sentences=2))
     assert out.method == "extractive" and out.sentences == 2
     assert out.summary == "The forge builds skills. The forge verifies skills."
 
@@ -62,9 +46,8 @@ def test_short_note_kept_whole() -> None:
     assert split_sentences(body_of("- item\n- two\n## Head\ntext")) == ["item", "two", "text"]
 
 
-def test_model_summary_and_fallback() -> None:
-    out = SummarizeNote(Ctx({"n.md": NOTE}, Model("  It builds.  "))).execute(SummarizeNoteInput(path="n.md"))
+def test_model_summary_and_fallback(tmp_path: Path) -> None:
+    out = make(tmp_path, ScriptedModel("  It builds.  ")).execute(SummarizeNoteInput(path="n.md"))
     assert out.method == "model" and out.summary == "It builds." and out.sentences == 1
-    skill = SummarizeNote(Ctx({"n.md": NOTE}, Model(None)))
-    out = skill.execute(SummarizeNoteInput(path="n.md", max_sentences=1))
+    out = make(tmp_path, ScriptedModel(None)).execute(SummarizeNoteInput(path="n.md", max_sentences=1))
     assert out.method == "extractive" and out.sentences == 1

@@ -1,74 +1,47 @@
+from pathlib import Path
+
 import pytest
 
+from kavi_assets.runtime.handles import Vault
+from kavi_assets.skills.base import SkillContext
 from skills.write_note import WriteNote, WriteNoteInput, slugify
 
 
-class MemoryVault:
-    """An in-memory stand-in for the vault handle, with the same methods."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, str] = {}
-
-    def read_text(self, path: str) -> str:
-        return self.files[path]
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def list_files(self, pattern: str = "**/*") -> list[str]:
-        return sorted(self.files)
-
-    def write_text(self, path: str, content: str) -> str:
-        self.files[path] = content
-        return path
+def make(root: Path) -> WriteNote:
+    return WriteNote(SkillContext(vault=Vault(root, writable=True)))
 
 
-class Ctx:
-    def __init__(self, vault: MemoryVault) -> None:
-        self.vault = vault
-        self.http = None
-        self.secrets = None
-
-
-def make() -> tuple[WriteNote, MemoryVault]:
-    vault = MemoryVault()
-    return WriteNote(Ctx(vault)), vault
-
-
-def test_writes_front_matter_and_body() -> None:
-    skill, vault = make()
-    out = skill.execute(WriteNoteInput(title="Hello", body="First note", tags=["demo"]))
+def test_writes_front_matter_and_body(tmp_path: Path) -> None:
+    out = make(tmp_path).execute(WriteNoteInput(title="Hello", body="First note", tags=["demo"]))
     assert out.path == "notes/hello.md" and out.written
-    assert vault.files["notes/hello.md"] == '---\ntitle: "Hello"\ntags: ["demo"]\n---\n\nFirst note\n'
-    assert out.size == len(vault.files["notes/hello.md"])
+    text = (tmp_path / "notes" / "hello.md").read_text()
+    assert text == '---\ntitle: "Hello"\ntags: ["demo"]\n---\n\nFirst note\n'
+    assert out.size == len(text.encode())
 
 
-def test_tags_are_normalized() -> None:
-    skill, vault = make()
-    skill.execute(WriteNoteInput(title="T", body="b", tags=["#Home", "home", "Work"]))
-    assert 'tags: ["home", "work"]' in vault.files["notes/t.md"]
+def test_tags_are_normalized(tmp_path: Path) -> None:
+    make(tmp_path).execute(WriteNoteInput(title="T", body="b", tags=["#Home", "home", "Work"]))
+    assert 'tags: ["home", "work"]' in (tmp_path / "notes" / "t.md").read_text()
 
 
-def test_same_note_twice_is_not_rewritten() -> None:
-    skill, _ = make()
+def test_same_note_twice_is_not_rewritten(tmp_path: Path) -> None:
     data = WriteNoteInput(title="Hello", body="x")
-    assert skill.execute(data).written
-    assert not skill.execute(data).written
+    assert make(tmp_path).execute(data).written
+    assert not make(tmp_path).execute(data).written
 
 
-def test_different_note_needs_overwrite() -> None:
-    skill, vault = make()
+def test_different_note_needs_overwrite(tmp_path: Path) -> None:
+    skill = make(tmp_path)
     skill.execute(WriteNoteInput(title="Hello", body="one"))
     with pytest.raises(FileExistsError):
         skill.execute(WriteNoteInput(title="Hello", body="two"))
     assert skill.execute(WriteNoteInput(title="Hello", body="two", overwrite=True)).written
-    assert vault.files["notes/hello.md"].endswith("two\n")
+    assert (tmp_path / "notes" / "hello.md").read_text().endswith("two\n")
 
 
-def test_bad_title_and_tag() -> None:
+def test_bad_title_and_tag(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         slugify("!!!")
-    skill, _ = make()
     with pytest.raises(ValueError):
-        skill.execute(WriteNoteInput(title="ok", body="b", tags=["no spaces"]))
+        make(tmp_path).execute(WriteNoteInput(title="ok", body="b", tags=["no spaces"]))
     assert slugify("Groceries & Plans, 2026!") == "groceries-plans-2026"
