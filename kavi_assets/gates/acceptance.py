@@ -11,7 +11,8 @@ from kavi_assets.gates.acceptance_runner import RESULT_PREFIX
 from kavi_assets.gates.types import GATE_ACCEPTANCE, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
-from kavi_assets.sandbox.runner import Limits, run_sandboxed
+from kavi_assets.sandbox.runner import Limits
+from kavi_assets.sandbox.warm import run_warm
 
 
 def _job(proposal: Proposal, skill_file: Path) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def acceptance_gate(work: Path, proposal: Proposal, limits: Limits) -> GateResul
     nonce = secrets.token_hex(16)
     job = json.dumps({**_job(proposal, skill_file), "nonce": nonce}).encode()
     t0 = time.monotonic()
-    res = run_sandboxed([sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], cwd=work, limits=limits,
+    res = run_warm([sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], cwd=work, limits=limits,
                         stdin=job)
     duration = time.monotonic() - t0
     details: dict[str, Any] = {"isolation": res.isolation}

@@ -36,6 +36,13 @@ class VerificationOutcome:
     duration_s: float
 
 
+def prestart() -> None:
+    """Start this process's warm runner in the background, so the next verification's gates find it ready."""
+    from kavi_assets.sandbox.warm import prestart as start_warm_runner
+
+    start_warm_runner()
+
+
 def _copy(work_root: Path, name: str, files: Mapping[str, bytes]) -> Path:
     """A private copy per gate: a hostile test cannot change what another gate, or promotion, sees."""
     target = work_root / name

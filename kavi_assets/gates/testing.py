@@ -8,7 +8,8 @@ from pathlib import Path
 
 from kavi_assets.gates.types import GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi_assets.lifecycle import Verdict
-from kavi_assets.sandbox.runner import Limits, SandboxResult, run_sandboxed
+from kavi_assets.sandbox.runner import Limits, SandboxResult
+from kavi_assets.sandbox.warm import run_warm
 
 PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
 
@@ -75,7 +76,7 @@ def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: flo
     data = work / ".kavi-coverage"
     test_rel = f"tests/test_skill_{name}.py"
     t0 = time.monotonic()
-    res: SandboxResult = run_sandboxed(
+    res: SandboxResult = run_warm(
         [sys.executable, "-m", "coverage", "run", f"--data-file={data}", "--source=skills", "-m", "pytest", "-q",
          "-c", "pytest.ini", "--rootdir", ".", f"--junitxml={junit}", "--no-header", test_rel],
         cwd=work, limits=limits, env_extra={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},

@@ -1,6 +1,7 @@
 """The static tool gates: one ruff call over both files, and mypy --strict on the skill with a shared cache."""
 
 import fcntl
+import functools
 import json
 import sys
 import time
@@ -10,7 +11,8 @@ from pathlib import Path
 import kavi_assets
 from kavi_assets.gates.types import GATE_MYPY, GATE_RUFF, GateResult
 from kavi_assets.lifecycle import Verdict
-from kavi_assets.sandbox.runner import Limits, run_sandboxed
+from kavi_assets.sandbox.runner import Limits
+from kavi_assets.sandbox.warm import run_warm
 
 RUFF_SELECT = "E,F,W,I,B,UP"
 RUFF_LINE_LENGTH = 110
@@ -18,10 +20,21 @@ RUFF_LINE_LENGTH = 110
 FIRST_PARTY = "lint.isort.known-first-party=['skills', 'kavi_assets']"
 
 
+@functools.cache
+def ruff_command() -> tuple[str, ...]:
+    """The ruff binary itself (no Python start in front of it), or `python -m ruff` where it cannot be found."""
+    try:
+        from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
+
+        return (str(Path(find_ruff_bin()).resolve()),)
+    except (ImportError, FileNotFoundError):
+        return (sys.executable, "-m", "ruff")
+
+
 def ruff_gate(work: Path, rel_paths: Sequence[str], limits: Limits) -> GateResult:
     t0 = time.monotonic()
-    res = run_sandboxed(
-        [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--output-format=json",
+    res = run_warm(
+        [*ruff_command(), "check", "--isolated", "--no-cache", "--output-format=json",
          f"--select={RUFF_SELECT}", f"--line-length={RUFF_LINE_LENGTH}", "--target-version=py311",
          "--config", FIRST_PARTY, *rel_paths],
         cwd=work, limits=limits,
@@ -61,7 +74,7 @@ def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> G
     # One mypy at a time per cache: concurrent writers could leave it inconsistent; waiting is cheaper.
     with (cache.parent / f"{cache.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        res = run_sandboxed(
+        res = run_warm(
             [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
              "--no-color-output", "--cache-dir", str(cache), "--python-version", "3.11", skill_rel],
             cwd=work, limits=limits, env_extra=extra,
