@@ -13,12 +13,13 @@ from kavi_assets.build.allowlist import check_allowlist, skill_path, test_path
 from kavi_assets.build.sandbox_dir import create_sandbox, write_files
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.runner import GateConfig, run_gates
+from kavi_assets.gates.runner import prestart as prestart_gates
 from kavi_assets.gates.types import GateResult
 from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
-from kavi_assets.ledger.records import BuildRow, LedgerRecordError, new_build_id
+from kavi_assets.ledger.records import BuildRow, LedgerRecordError, ProposalRow, new_build_id
 from kavi_assets.lifecycle import FailureKind, ProposalStatus
 from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
-from kavi_assets.llm.client import LLMError, LLMErrorKind
+from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind
 from kavi_assets.llm.prompts import build_headers, render_advice_messages, render_build_messages
 from kavi_assets.promotion.registry import write_registry
 from kavi_assets.proposals.model import Proposal
@@ -93,13 +94,18 @@ def _prior_failures(ctx: ForgeContext, name: str) -> list[dict[str, Any]]:
 
 def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:
     """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model."""
+    client = ctx.llm_factory()
+    with ctx.records.session():  # one connection and one transaction for the whole step
+        return _prepare_packet(ctx, name, run_id, client)
+
+
+def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LLMClient) -> PacketOutcome:
     row = ctx.records.require_proposal(name)
     proposal = row.proposal
     builds = ctx.records.builds(name)
     attempt = (builds[-1].attempt_number + 1) if builds else 1
     parent = builds[-1].build_id if builds else None
     build_id = new_build_id(name, attempt, row.spec_sha256, parent)
-    client = ctx.llm_factory()
     ttype = proposal_task_type(ctx, proposal)
     outcomes = [
         Outcome(o["model"], o["task_type"], bool(o["success"]), o["latency_ms"] or 0.0, o["tokens"] or 0, o["cost_usd"])
@@ -204,9 +210,10 @@ def _failure_dict(f: AttemptFailure) -> dict[str, Any]:
 
 def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | None = None) -> BuildOutcome:
     """Ask the routed model for the files, check them against the allowlist, write the fresh sandbox."""
-    build = ctx.records.get_build(build_id) if build_id else None
-    if build is None:
-        build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
+    with ctx.records.session():
+        build = ctx.records.get_build(build_id) if build_id else None
+        if build is None:
+            build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
     if build is None:
         raise LedgerRecordError(f"no packet for {name!r}; materialize forge/build_packet first")
     packet = load_packet(ctx, build)
@@ -252,6 +259,7 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     if failure is None:
         sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
         write_files(sandbox / "work", files)
+        prestart_gates()  # the gates' warm runner boots while this step records its outputs
         log.append(f"wrote {len(files)} files to a fresh sandbox {sandbox.name}")
         for path, data in files.items():
             file_refs[path] = ctx.store.put(data, "skill_source" if path.startswith("skills/") else "skill_tests")
@@ -279,20 +287,22 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
         role = "skill" if path.startswith("skills/") else "tests"
         artifacts.append((role, ref, answer_ref.sha256 if answer_ref else str(build.packet_sha256), "file_of"))
     kind = classify(failure).kind.value if failure else None
-    ctx.records.finish_build(
-        build.build_id,
-        status=BUILD_OK if failure is None else BUILD_FAILED,
-        failure_kind=kind,
-        artifacts=artifacts,
-        prompt_tokens=completion.prompt_tokens if completion else None,
-        completion_tokens=completion.completion_tokens if completion else None,
-        latency_ms=completion.latency_ms if completion else None,
-        cost_usd=completion.cost_usd if completion else None,
-        skill_sha256=file_refs[skill_path(name)].sha256 if skill_path(name) in file_refs else None,
-        test_sha256=file_refs[test_path(name)].sha256 if test_path(name) in file_refs else None,
-    )
-    if failure is None:
-        ctx.records.set_status(name, ProposalStatus.BUILT, build_id=build.build_id, reason="files written to sandbox")
+    with ctx.records.session():  # the step's writes, together
+        ctx.records.finish_build(
+            build.build_id,
+            status=BUILD_OK if failure is None else BUILD_FAILED,
+            failure_kind=kind,
+            artifacts=artifacts,
+            prompt_tokens=completion.prompt_tokens if completion else None,
+            completion_tokens=completion.completion_tokens if completion else None,
+            latency_ms=completion.latency_ms if completion else None,
+            cost_usd=completion.cost_usd if completion else None,
+            skill_sha256=file_refs[skill_path(name)].sha256 if skill_path(name) in file_refs else None,
+            test_sha256=file_refs[test_path(name)].sha256 if test_path(name) in file_refs else None,
+        )
+        if failure is None:
+            ctx.records.set_status(name, ProposalStatus.BUILT, build_id=build.build_id,
+                                   reason="files written to sandbox")
     return BuildOutcome(
         build.build_id, build.attempt_number, build.model, failure is None, failure,
         {p: r.sha256 for p, r in file_refs.items()},
@@ -334,21 +344,23 @@ def _build_failure_from_log(ctx: ForgeContext, build: BuildRow) -> AttemptFailur
 
 def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | None = None) -> VerifyOutcome:
     """Run every gate on the build's recorded bytes; write the verification report."""
-    build = ctx.records.get_build(build_id) if build_id else None
-    if build is None:
-        build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
-    if build is None:
-        raise LedgerRecordError(f"no build for {name!r}")
-    proposal = ctx.records.require_proposal(name).proposal
-    if build.status != BUILD_OK or not build.skill_sha256 or not build.test_sha256:
-        failure = _build_failure_from_log(ctx, build)
-        report = {"kind": "VERIFICATION_REPORT", "build_id": build.build_id, "ran": False, "passed": False,
-                  "reason": f"not verified: the build failed at the {failure.stage} stage: {failure.message}",
-                  "gates": []}
-        ref = ctx.store.put(_canonical(report), "verification_report")
-        ctx.records.finish_build(build.build_id, status=build.status, failure_kind=build.failure_kind,
-                                 artifacts=[("report", ref, str(build.packet_sha256), "report_of")])
-        return VerifyOutcome(build.build_id, build.attempt_number, False, False, [], {}, 0.0, ref.sha256, failure)
+    with ctx.records.session():
+        build = ctx.records.get_build(build_id) if build_id else None
+        if build is None:
+            build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
+        if build is None:
+            raise LedgerRecordError(f"no build for {name!r}")
+        proposal = ctx.records.require_proposal(name).proposal
+        if build.status != BUILD_OK or not build.skill_sha256 or not build.test_sha256:
+            failure = _build_failure_from_log(ctx, build)
+            report = {"kind": "VERIFICATION_REPORT", "build_id": build.build_id, "ran": False, "passed": False,
+                      "reason": f"not verified: the build failed at the {failure.stage} stage: {failure.message}",
+                      "gates": []}
+            ref = ctx.store.put(_canonical(report), "verification_report")
+            ctx.records.finish_build(build.build_id, status=build.status, failure_kind=build.failure_kind,
+                                     artifacts=[("report", ref, str(build.packet_sha256), "report_of")])
+            return VerifyOutcome(build.build_id, build.attempt_number, False, False, [], {}, 0.0, ref.sha256,
+                                 failure)
     files = {
         skill_path(name): ctx.store.get(build.skill_sha256),
         test_path(name): ctx.store.get(build.test_sha256),
@@ -362,7 +374,6 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         policy_path=ctx.settings.policy_path,
     )
     outcome = run_gates(work_root, proposal, files, config)
-    ctx.records.record_gate_results(build.build_id, outcome.results)
     report = {
         "kind": "VERIFICATION_REPORT",
         "build_id": build.build_id,
@@ -377,15 +388,18 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "gates": [r.to_dict() for r in outcome.results],
     }
     ref = ctx.store.put(_canonical(report), "verification_report")
-    ctx.records.finish_build(
-        build.build_id,
-        status=VERIFIED if outcome.passed else VERIFY_FAILED,
-        failure_kind=None if outcome.passed else classify(
-            AttemptFailure("verify", "gates failed", gate_results=outcome.results)).kind.value,
-        artifacts=[("report", ref, build.skill_sha256, "report_of")],
-    )
-    if outcome.passed:
-        ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build.build_id, reason="every gate passed")
+    with ctx.records.session():  # gate results, report and status land together
+        ctx.records.record_gate_results(build.build_id, outcome.results)
+        ctx.records.finish_build(
+            build.build_id,
+            status=VERIFIED if outcome.passed else VERIFY_FAILED,
+            failure_kind=None if outcome.passed else classify(
+                AttemptFailure("verify", "gates failed", gate_results=outcome.results)).kind.value,
+            artifacts=[("report", ref, build.skill_sha256, "report_of")],
+        )
+        if outcome.passed:
+            ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build.build_id,
+                                   reason="every gate passed")
     gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
                          outcome.isolation, outcome.duration_s, ref.sha256, gate_failure)
@@ -430,18 +444,18 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
     """File the research note of a failed attempt, decide escalation, record the model outcome."""
     if verify_outcome.passed or verify_outcome.build_failure is None:
         raise ValueError("research notes are written for failed attempts only")
-    build = ctx.records.get_build(verify_outcome.build_id)
-    if build is None:
-        raise LedgerRecordError(f"no build {verify_outcome.build_id}")
-    row = ctx.records.require_proposal(name)
+    with ctx.records.session():
+        build = ctx.records.get_build(verify_outcome.build_id)
+        if build is None:
+            raise LedgerRecordError(f"no build {verify_outcome.build_id}")
+        row = ctx.records.require_proposal(name)
+        previous = [n for n in ctx.records.research_notes(name) if n["attempt"] < build.attempt_number]
+        parent = ctx.records.get_build(build.parent_build_id) if build.parent_build_id else None
     cls = classify(verify_outcome.build_failure)
-    previous = [n for n in ctx.records.research_notes(name) if n["attempt"] < build.attempt_number]
     packet = load_packet(ctx, build)
     prev_packet_text: str | None = None
-    if build.parent_build_id:
-        parent = ctx.records.get_build(build.parent_build_id)
-        if parent is not None and parent.packet_sha256:
-            prev_packet_text = json.dumps(load_packet(ctx, parent).get("messages"), indent=1)
+    if parent is not None and parent.packet_sha256:
+        prev_packet_text = json.dumps(load_packet(ctx, parent).get("messages"), indent=1)
     budget = int(packet.get("attempt_budget") or attempt_budget(row.complexity or 0.0))
     advice_unavailable = False
     if advice is None:
@@ -486,14 +500,15 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
                  else "the next attempt may be requested (kavi forge NAME, or the retry sensor)"),
     }
     ref = ctx.store.put(_canonical(note), "research_note")
-    ctx.records.record_research(
-        build_id=build.build_id, name=name, attempt=build.attempt_number, failure_kind=cls.kind.value,
-        fingerprint=cls.fingerprint, facts=cls.facts, triggers=[str(t) for t in triggers], advice=advice,
-        escalated=escalated, note=ref, lineage_parent=verify_outcome.report_sha256,
-    )
     reason = f"{cls.kind.value}" + (f"; escalated: {', '.join(triggers)}" if triggers else "")
-    ctx.records.set_status(name, status, build_id=build.build_id, reason=reason)
-    record_outcome(ctx, name, build, success=False, failure_kind=cls.kind.value)
+    with ctx.records.session():  # the note, the status and the model outcome land together
+        ctx.records.record_research(
+            build_id=build.build_id, name=name, attempt=build.attempt_number, failure_kind=cls.kind.value,
+            fingerprint=cls.fingerprint, facts=cls.facts, triggers=[str(t) for t in triggers], advice=advice,
+            escalated=escalated, note=ref, lineage_parent=verify_outcome.report_sha256,
+        )
+        ctx.records.set_status(name, status, build_id=build.build_id, reason=reason)
+        _record_outcome(ctx, build, row, success=False, failure_kind=cls.kind.value)
     return ResearchOutcome(build.build_id, build.attempt_number, cls.kind, cls.fingerprint, cls.facts,
                            [str(t) for t in triggers], escalated, status, budget, ref.sha256)
 
@@ -501,19 +516,26 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
 def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bool, failure_kind: str | None) -> None:
     if not build.model:
         return
-    row = ctx.records.require_proposal(name)
+    _record_outcome(ctx, build, ctx.records.require_proposal(name), success=success, failure_kind=failure_kind)
+
+
+def _record_outcome(ctx: ForgeContext, build: BuildRow, row: ProposalRow, *, success: bool,
+                    failure_kind: str | None) -> None:
+    if not build.model:
+        return
     tokens = (build.prompt_tokens or 0) + (build.completion_tokens or 0)
     ctx.records.record_model_outcome(
-        build_id=build.build_id, name=name, model=build.model,
+        build_id=build.build_id, name=build.proposal_name, model=build.model,
         task_type=task_type(row.proposal.side_effect_class, row.complexity or 0.0), success=success,
         failure_kind=failure_kind, latency_ms=build.latency_ms, tokens=tokens or None, cost_usd=build.cost_usd,
     )
 
 
 def record_success(ctx: ForgeContext, name: str, build_id: str) -> None:
-    build = ctx.records.get_build(build_id)
-    if build is not None:
-        record_outcome(ctx, name, build, success=True, failure_kind=None)
+    with ctx.records.session():
+        build = ctx.records.get_build(build_id)
+        if build is not None:
+            record_outcome(ctx, name, build, success=True, failure_kind=None)
 
 
 # -- promotion --------------------------------------------------------------------------------------
@@ -572,6 +594,11 @@ def approve(ctx: ForgeContext, name: str, approved_by: str) -> BuildRow:
 
 def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     """Promote the latest verified attempt when it has an approval (or an auto-approve policy covers it)."""
+    with ctx.records.session():  # one connection and one transaction for the whole step
+        return _promote(ctx, name)
+
+
+def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     row = ctx.records.require_proposal(name)
     if row.status is ProposalStatus.TRUSTED:
         latest = ctx.records.latest_build(name)

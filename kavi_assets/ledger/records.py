@@ -4,6 +4,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -124,6 +125,10 @@ class ForgeRecords:
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
+
+    def session(self) -> AbstractContextManager[None]:
+        """Batch the calls of one step into one connection and one transaction (see `Ledger.session`)."""
+        return self.ledger.session()
 
     # -- proposals -------------------------------------------------------------------------------
     def register_proposal(
@@ -327,10 +332,15 @@ class ForgeRecords:
                 [status, failure_kind, prompt_tokens, completion_tokens, latency_ms, cost_usd, skill_sha256,
                  test_sha256, now, build_id],
             )
-            for role, ref, parent, relation in artifacts:
-                self._artifact(con, ref, now)
-                con.execute("INSERT OR REPLACE INTO build_artifacts VALUES (?, ?, ?)", [build_id, role, ref.sha256])
-                self._lineage(con, parent, ref.sha256, relation, build_id, str(row[0]), now)
+            if artifacts:  # one statement per table, however many artifacts the step produced
+                self._insert_rows(con, "INSERT OR IGNORE INTO artifacts VALUES",
+                                  [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts])
+                roles = {role: ref.sha256 for role, ref, _, _ in artifacts}  # the last artifact of a role wins
+                self._insert_rows(con, "INSERT OR REPLACE INTO build_artifacts VALUES",
+                                  [[build_id, role, sha] for role, sha in roles.items()])
+                self._insert_rows(con, "INSERT OR IGNORE INTO lineage VALUES",
+                                  [[parent, ref.sha256, relation, build_id, str(row[0]), now]
+                                   for _, ref, parent, relation in artifacts])
 
     def build_artifacts(self, build_id: str) -> dict[str, str]:
         with self.ledger.connect() as con:
@@ -346,7 +356,7 @@ class ForgeRecords:
             for r in results
         ]
         with self.ledger.connect() as con:
-            con.executemany("INSERT OR REPLACE INTO gate_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            self._insert_rows(con, "INSERT OR REPLACE INTO gate_results VALUES", rows)
 
     def gate_results(self, build_id: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:
@@ -596,6 +606,16 @@ class ForgeRecords:
     def record_artifact(self, ref: ArtifactRef) -> None:
         with self.ledger.connect() as con:
             self._artifact(con, ref, utcnow())
+
+    @staticmethod
+    def _insert_rows(con: duckdb.DuckDBPyConnection, head: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One multi-row INSERT: DuckDB pays per statement, so a batch costs about what one row costs."""
+        # Within one statement the first of two rows with the same key wins, for OR IGNORE (as row by row) and
+        # for OR REPLACE (unlike row by row): callers pass OR REPLACE rows with unique keys.
+        if not rows:
+            return
+        placeholders = "(" + ", ".join("?" for _ in rows[0]) + ")"
+        con.execute(f"{head} {', '.join(placeholders for _ in rows)}", [v for r in rows for v in r])
 
     @staticmethod
     def _artifact(con: duckdb.DuckDBPyConnection, ref: ArtifactRef, now: datetime) -> None:

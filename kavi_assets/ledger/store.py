@@ -1,6 +1,7 @@
 """Short-lived ledger connections: one per unit of work, retried on DuckDB's one-writer lock, always closed."""
 
 import random
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,14 +35,19 @@ class Ledger:
 
     DuckDB allows one writing process per file and refuses even readers while a writer holds it, so both
     reads and writes retry with exponential backoff and jitter until `lock_timeout_s` is spent.
+
+    With `migrate` (the default) the schema is brought up to date inside the first transaction this object opens
+    (a newer schema raises LedgerSchemaError there): constructing a Ledger costs no connection of its own.
     """
 
     def __init__(self, path: Path, *, lock_timeout_s: float = 30.0, migrate: bool = True) -> None:
         self.path = path
         self.lock_timeout_s = lock_timeout_s
+        self._auto_migrate = migrate
         self._migrated = False
+        self._local = threading.local()
         if migrate:
-            self.migrate()
+            path.parent.mkdir(parents=True, exist_ok=True)
 
     def _open(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + self.lock_timeout_s
@@ -66,42 +72,84 @@ class Ledger:
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A transaction: committed when the block ends, rolled back on error, closed in every case."""
+        """A transaction: committed when the block ends, rolled back on error, closed in every case.
+
+        Inside `session()` (same thread) it is the session's connection and transaction instead.
+        """
+        current: duckdb.DuckDBPyConnection | None = getattr(self._local, "con", None)
+        if current is not None:
+            yield current
+            return
         con = self._open()
         try:
             con.execute("BEGIN TRANSACTION")
+            migrating = self._auto_migrate and not self._migrated
             try:
+                if migrating:
+                    self._migrate_in(con)
                 yield con
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")
+            if migrating:
+                self._migrated = True
         finally:
             con.close()
 
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """One connection and one transaction for every ledger call in this block (same thread): the writes of a
+        forge step land together, or not at all, and the step pays for one connection instead of one per call.
+
+        Keep a session short: while it is open no other process can open the ledger. Never hold one across a
+        model call or a gate run. Sessions nest (an inner session joins the outer one).
+        """
+        if getattr(self._local, "con", None) is not None:
+            yield
+            return
+        with self.connect() as con:
+            self._local.con = con
+            try:
+                yield
+            finally:
+                self._local.con = None
+
     def migrate(self) -> int:
+        """Bring the schema up to date now (otherwise it happens in the first transaction)."""
         if self._migrated:
             return SCHEMA_VERSION
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.connect() as con:
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)"
-            )
-            row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-            current = int(row[0]) if row else 0
-            if current > SCHEMA_VERSION:
-                raise LedgerSchemaError(
-                    f"the ledger {self.path} has schema version {current}, newer than this forge's "
-                    f"{SCHEMA_VERSION}; upgrade kavi-forge"
-                )
-            for version, statements in MIGRATIONS:
-                if version <= current:
-                    continue
-                for stmt in statements:
-                    con.execute(stmt)
-                con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
+            if not self._auto_migrate:
+                self._migrate_in(con)
         self._migrated = True
         return SCHEMA_VERSION
+
+    def _migrate_in(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Apply the missing migrations inside the caller's transaction; reads only when the schema is current."""
+        exists = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version' "
+            "AND table_schema = 'main' AND table_catalog = current_database()"
+        ).fetchone()
+        current = 0
+        if exists and exists[0]:
+            row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+            current = int(row[0]) if row else 0
+        if current > SCHEMA_VERSION:
+            raise LedgerSchemaError(
+                f"the ledger {self.path} has schema version {current}, newer than this forge's "
+                f"{SCHEMA_VERSION}; upgrade kavi-forge"
+            )
+        if current == SCHEMA_VERSION:
+            return
+        con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for stmt in statements:
+                con.execute(stmt)
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
 
     def schema_version(self) -> int:
         with self.connect() as con:
