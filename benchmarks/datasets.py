@@ -127,8 +127,47 @@ def class_name(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 
 
+_AMBIGUOUS = {"l": "lst", "O": "o_value", "I": "i_value"}  # E741: names a careful model would not write
+
+
+def _rename_ambiguous(tree: ast.Module) -> ast.Module:
+    """Rename `l`, `O` and `I` (ruff E741) everywhere they are bound or read: what they compute is unchanged."""
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    mapping: dict[str, str] = {}
+    for old, new in _AMBIGUOUS.items():
+        if old in taken:
+            candidate, i = new, 2
+            while candidate in taken:
+                candidate, i = f"{new}{i}", i + 1
+            mapping[old] = candidate
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+        elif isinstance(node, ast.arg) and node.arg in mapping:
+            node.arg = mapping[node.arg]
+    return tree
+
+
+def _reflow_docstrings(tree: ast.Module, width: int = 100) -> ast.Module:
+    """Wrap docstring lines longer than the line limit (ruff E501); only the documentation changes."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Module) or not node.body:
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                and isinstance(first.value.value, str):
+            lines = []
+            for line in first.value.value.splitlines():
+                indent = line[: len(line) - len(line.lstrip())]
+                lines += textwrap.wrap(line, width=width, subsequent_indent=indent, break_long_words=False,
+                                       break_on_hyphens=False) or [line] if len(line) > width else [line]
+            first.value.value = "\n".join(lines)
+    return tree
+
+
 def wrap_skill(p: Problem, solution: str | None = None) -> str:
-    tree = _annotate(ast.parse(solution or p.solution))
+    tree = _reflow_docstrings(_rename_ambiguous(_annotate(ast.parse(solution or p.solution))))
     imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     defs = [n for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom)
             and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
@@ -182,10 +221,13 @@ def wrap_test(p: Problem, cases: list[tuple[list[Any], Any]]) -> str:
 
 
 def _tidy(source: str, tmp: Path) -> str:
-    """ruff --fix and format, as a careful model (or its tooling) would before answering."""
+    """ruff --fix and format, as a careful model (or its tooling) would before answering. The fixes change how the
+    code reads, never what it computes: imports, `zip(..., strict=False)` (zip's default made explicit, B905) and
+    `_name` for a loop variable the body never reads (B007)."""
     f = tmp / "wrap.py"
     f.write_text(source)
-    subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--fix", "-q", "--select", "I,UP,F401",
+    subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--fix", "--unsafe-fixes", "-q",
+                    "--select", "I,UP,F401,B905,B007",
                     "--config", "lint.isort.known-first-party=['skills', 'kavi_assets']", str(f)],
                    capture_output=True, check=False)
     subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", "-q", "--line-length", "110", str(f)],
@@ -194,71 +236,174 @@ def _tidy(source: str, tmp: Path) -> str:
 
 
 _RUNNER = textwrap.dedent('''
-    import importlib.util, json, sys
-    spec = importlib.util.spec_from_file_location("wrapped", sys.argv[1])
-    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-    cls = [v for v in vars(mod).values() if isinstance(v, type) and getattr(v, "__module__", "") == "wrapped"
-           and hasattr(v, "side_effect_class")][0]
-    out = []
-    for args in json.loads(sys.stdin.read()):
+    import importlib.util, json, signal, sys
+
+    def _alarm(*_):
+        raise TimeoutError("took too long")
+
+    signal.signal(signal.SIGALRM, _alarm)
+    calls = json.loads(sys.stdin.read())
+    for i, path in enumerate(sys.argv[1:]):
+        out = []
         try:
-            r = cls().execute(cls.input_model(args=args))
-            out.append({"ok": True, "value": r.model_dump(mode="json")["result"]})
+            spec = importlib.util.spec_from_file_location(f"wrapped{i}", path)
+            mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+            cls = [v for v in vars(mod).values() if isinstance(v, type)
+                   and getattr(v, "__module__", "") == f"wrapped{i}" and hasattr(v, "side_effect_class")][0]
         except Exception as e:
-            out.append({"ok": False, "error": type(e).__name__})
-    print(json.dumps(out))
+            print(json.dumps(None)); sys.stdout.flush(); continue
+        for args in calls:
+            signal.setitimer(signal.ITIMER_REAL, 0.5)
+            try:
+                r = cls().execute(cls.input_model(args=args))
+                out.append({"ok": True, "value": r.model_dump(mode="json")["result"]})
+            except Exception as e:
+                out.append({"ok": False, "error": type(e).__name__})
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        print(json.dumps(out)); sys.stdout.flush()
 ''')
 
 
+def run_wrapped_many(sources: list[str], calls: list[list[Any]], tmp: Path) -> list[list[dict[str, Any]] | None]:
+    """Each source's results on `calls` (None where it could not be loaded or run), in one Python process."""
+    files = []
+    for i, source in enumerate(sources):
+        f = tmp / f"run_wrapped_{i}.py"
+        f.write_text(source)
+        files.append(str(f))
+    try:
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, *files], input=json.dumps(calls), capture_output=True,
+                              text=True, timeout=30 + 5 * len(sources),
+                              env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"}, check=False)
+        lines = proc.stdout.strip().splitlines()
+    except subprocess.TimeoutExpired as err:
+        lines = (err.stdout.decode() if isinstance(err.stdout, bytes) else err.stdout or "").strip().splitlines()
+    results: list[list[dict[str, Any]] | None] = []
+    for i in range(len(sources)):
+        try:
+            results.append(json.loads(lines[i]))
+        except (json.JSONDecodeError, IndexError):
+            results.append(None)
+    return results
+
+
 def run_wrapped(source: str, calls: list[list[Any]], tmp: Path) -> list[dict[str, Any]] | None:
-    f = tmp / "run_wrapped.py"
-    f.write_text(source)
-    try:
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(f)], input=json.dumps(calls), capture_output=True,
-                              text=True, timeout=30, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
-                              check=False)
-    except subprocess.TimeoutExpired:
-        return None
-    if proc.returncode != 0:
-        return None
-    try:
-        result: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
-        return None
-    return result
+    return run_wrapped_many([source], calls, tmp)[0]
 
 
 # -- mutants ---------------------------------------------------------------------------------------
 
-_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+         ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
+          ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
+_BOOL = {ast.And: ast.Or, ast.Or: ast.And}
+_CALLS = {"max": "min", "min": "max", "any": "all", "all": "any", "lower": "upper", "upper": "lower",
+          "startswith": "endswith", "endswith": "startswith", "sorted": "reversed", "isupper": "islower",
+          "islower": "isupper", "append": "remove"}
+
+
+def _mutation_kinds(node: ast.AST) -> list[str]:
+    kinds: list[str] = []
+    if isinstance(node, ast.Compare) and type(node.ops[0]) in _FLIP:
+        kinds.append("flipped comparison")
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        kinds += ["off-by-one", "wrong constant"]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+        kinds.append("wrong constant")
+    if (isinstance(node, ast.If) and node.orelse) or (isinstance(node, ast.comprehension) and node.ifs):
+        kinds.append("dropped branch")
+    if isinstance(node, ast.Return) and node.value is not None:
+        kinds.append("doubled result")
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        kinds.append("swapped operator")
+    if isinstance(node, ast.BoolOp) and type(node.op) in _BOOL:
+        kinds.append("swapped operator")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        kinds.append("dropped negation")
+    if isinstance(node, ast.Call):
+        fn = node.func
+        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+        if name in _CALLS:
+            kinds.append("swapped call")
+    return kinds
+
+
+def _apply(kind: str, node: ast.AST) -> ast.AST | None:
+    """Mutate `node` in place (or return its replacement); None when the mutation does not apply."""
+    if kind == "flipped comparison" and isinstance(node, ast.Compare):
+        node.ops[0] = _FLIP[type(node.ops[0])]()
+    elif kind == "off-by-one" and isinstance(node, ast.Constant) and isinstance(node.value, int):
+        node.value = int(node.value) + 1
+    elif kind == "wrong constant" and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        node.value = node.value + "x"
+    elif kind == "wrong constant" and isinstance(node, ast.Constant) and isinstance(node.value, int):
+        node.value = 0 if node.value else 7
+    elif kind == "dropped branch" and isinstance(node, ast.If):
+        node.orelse = []
+    elif kind == "dropped branch" and isinstance(node, ast.comprehension):
+        node.ifs = []
+    elif kind == "doubled result" and isinstance(node, ast.Return) and node.value is not None:
+        node.value = ast.BinOp(copy.deepcopy(node.value), ast.Add(), copy.deepcopy(node.value))
+    elif kind == "swapped operator" and isinstance(node, ast.BinOp):
+        node.op = _ARITH[type(node.op)]()
+    elif kind == "swapped operator" and isinstance(node, ast.BoolOp):
+        node.op = _BOOL[type(node.op)]()
+    elif kind == "dropped negation" and isinstance(node, ast.UnaryOp):
+        return node.operand
+    elif kind == "swapped call" and isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name):
+            node.func.id = _CALLS[node.func.id]
+        elif isinstance(node.func, ast.Attribute):
+            node.func.attr = _CALLS[node.func.attr]
+    else:
+        return None
+    return node
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, replacement: ast.AST) -> None:
+        self.target, self.replacement = target, replacement
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if node is self.target:
+            return self.replacement
+        return super().visit(node)
 
 
 def mutants(solution: str) -> list[tuple[str, str]]:
-    """(kind, source) for each single mutation: flipped comparison, off-by-one, wrong constant, dropped branch."""
+    """(kind, source) for each single mutation: flipped comparison, off-by-one, wrong constant, dropped branch (or
+    comprehension filter), swapped operator, dropped negation, swapped call (min/max, any/all, lower/upper, ...),
+    doubled result (`return x` → `return x + x`)."""
     tree = ast.parse(solution)
     out: list[tuple[str, str]] = []
-    targets = [n for n in ast.walk(tree)]
+    # Mutate inside functions only: a mutated docstring or import is not a wrong solution.
+    targets = list(ast.walk(tree))
     for i, node in enumerate(targets):
-        kinds: list[str] = []
-        if isinstance(node, ast.Compare) and type(node.ops[0]) in _FLIP:
-            kinds.append("flipped comparison")
-        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            kinds += ["off-by-one", "wrong constant"]
-        if isinstance(node, ast.If) and node.orelse:
-            kinds.append("dropped branch")
-        for kind in kinds:
+        for kind in _mutation_kinds(node):
             t2 = copy.deepcopy(tree)
             n2 = list(ast.walk(t2))[i]
-            if kind == "flipped comparison" and isinstance(n2, ast.Compare):
-                n2.ops[0] = _FLIP[type(n2.ops[0])]()
-            elif kind == "off-by-one" and isinstance(n2, ast.Constant):
-                n2.value = int(n2.value) + 1
-            elif kind == "wrong constant" and isinstance(n2, ast.Constant):
-                n2.value = 0 if n2.value else 7
-            elif kind == "dropped branch" and isinstance(n2, ast.If):
-                n2.orelse = []
-            out.append((kind, ast.unparse(t2)))
+            if _is_docstring(t2, n2):
+                continue
+            replaced = _apply(kind, n2)
+            if replaced is None:
+                continue
+            if replaced is not n2:
+                t2 = _Replace(n2, replaced).visit(t2)
+            try:
+                out.append((kind, ast.unparse(t2)))
+            except (ValueError, AttributeError):
+                continue
     return out
+
+
+def _is_docstring(tree: ast.AST, node: ast.AST) -> bool:
+    for parent in ast.walk(tree):
+        body = getattr(parent, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and body[0].value is node:
+            return True
+    return False
 
 
 # -- building everything ---------------------------------------------------------------------------
@@ -289,8 +434,8 @@ class Built:
 
 
 def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
-    if len(p.calls) < 2:
-        return None, "fewer than two literal test calls to turn into examples"
+    if not p.calls:
+        return None, "the dataset's test has no literal calls to turn into examples (its inputs are generated)"
     try:
         ref_skill = _tidy(wrap_skill(p), tmp)
     except SyntaxError as err:
@@ -299,10 +444,10 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
     if results is None:
         return None, "the reference solution could not be run on its own test inputs"
     cases = [(args, r["value"]) for args, r in zip(p.calls, results, strict=True) if r["ok"]]
-    if len(cases) < 2:
+    if not cases:
         return None, "the reference solution raised on its test inputs"
-    # About half the dataset's cases are shown (the builder's tests cover them); the rest are holdouts.
-    cut = max(1, len(cases) // 2)
+    # Half the dataset's cases, rounded up, are shown (the builder's tests cover them); the rest are holdouts.
+    cut = (len(cases) + 1) // 2
     shown, hidden = cases[:cut], cases[cut:]
     proposal = {
         "name": p.name,
@@ -319,26 +464,44 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
     (out / "cassettes" / f"{p.name}.yaml").write_text(
         _cassette(p.name, ref_skill, _tidy(wrap_test(p, shown), tmp)))
     mutant_kind = None
-    for kind, mutated in mutants(p.solution)[:25]:
+    candidates: list[tuple[str, str]] = []
+    for kind, mutated in mutants(p.solution)[:60]:
         try:
-            m_skill = wrap_skill(p, mutated)
+            candidates.append((kind, wrap_skill(p, mutated)))
         except SyntaxError:
             continue
-        m_res = run_wrapped(m_skill, [a for a, _ in cases], tmp)
+    runs: list[list[dict[str, Any]] | None] = []
+    for i in range(0, len(candidates), 12):  # in batches: most problems find a subtle mutant in the first
+        runs += run_wrapped_many([m for _, m in candidates[i:i + 12]], [a for a, _ in cases], tmp)
+        if any(r is not None and 0 < sum(1 for (a, e), x in zip(cases, r, strict=True)
+                                          if x["ok"] and x["value"] == e and (a, e) in shown) < len(cases)
+               for r in runs):
+            break
+    candidates = candidates[: len(runs)]
+    # Prefer a subtle mutant (right on some of the cases, its tests among them); else a plainly wrong one whose
+    # tests assert its own (wrong) outputs, as a wrong model's tests would.
+    chosen: tuple[str, str, list[tuple[list[Any], Any]]] | None = None
+    for (kind, m_skill), m_res in zip(candidates, runs, strict=True):
         if m_res is None:
             continue
         agree = [(a, e) for (a, e), r in zip(cases, m_res, strict=True) if r["ok"] and r["value"] == e]
         if len(agree) == len(cases):
             continue  # equivalent on every test input: not a useful mutant
         own = [c for c in agree if c in shown] or agree[:1]
-        if not own:
-            continue
+        if own:
+            chosen = (kind, m_skill, own)
+            break
+        if chosen is None:
+            mine = [(a, r["value"]) for (a, _), r in zip(cases, m_res, strict=True) if r["ok"] and (a, _) in shown]
+            if mine:
+                chosen = (kind, m_skill, mine)
+    if chosen is not None:
+        kind, m_skill, own = chosen
         m_skill = _tidy(m_skill, tmp)
         (out / "mutant-cassettes").mkdir(exist_ok=True)
         (out / "mutant-cassettes" / f"{p.name}.yaml").write_text(
             _cassette(p.name, m_skill, _tidy(wrap_test(p, own), tmp)))
         mutant_kind = kind
-        break
     return Built(p, proposal, ref_skill, mutant_kind), ""
 
 
@@ -368,6 +531,8 @@ def main() -> None:
     print(f"{built} proposals, {mutants_made} mutants written to {args.out}; {len(skipped)} problems skipped")
     for tid, why in skipped.items():
         print(f"  skipped {tid}: {why}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "skipped.json").write_text(json.dumps(skipped, indent=1))
 
 
 if __name__ == "__main__":
