@@ -137,11 +137,9 @@ def status(
     """Every proposal's status, attempts and latest model."""
     h = _home(home)
     records = _records(h)
-    rows = records.list_status()
-    if name is not None:
-        rows = [r for r in rows if r["name"] == name]
-        if not rows:
-            records.require_proposal(name)
+    rows = records.list_status(name)
+    if name is not None and not rows:
+        records.require_proposal(name)
     if as_json:
         _print_json(rows)
         return
@@ -155,10 +153,18 @@ def status(
 
 
 def lineage_doc(records: Any, name: str) -> dict[str, Any]:
+    with records.session():  # one connection for the dozen queries below
+        return _lineage_doc(records, name)
+
+
+def _lineage_doc(records: Any, name: str) -> dict[str, Any]:
     row = records.require_proposal(name)
     attempts = []
-    for b in records.builds(name):
-        arts = records.build_artifacts(b.build_id)
+    builds = records.builds(name)
+    ids = [b.build_id for b in builds]
+    artifacts, verdicts = records.artifacts_of_builds(ids), records.gate_verdicts(ids)
+    for b in builds:
+        arts = artifacts[b.build_id]
         attempts.append({
             "attempt": b.attempt_number,
             "build_id": b.build_id,
@@ -175,7 +181,7 @@ def lineage_doc(records: Any, name: str) -> dict[str, Any]:
             "test_sha256": b.test_sha256,
             "report_sha256": arts.get("report"),
             "research_sha256": arts.get("research"),
-            "gates": {g["gate"]: g["effective_verdict"] for g in records.gate_results(b.build_id)},
+            "gates": verdicts[b.build_id],
         })
     notes = {n["build_id"]: n for n in records.research_notes(name)}
     for a in attempts:
@@ -186,7 +192,7 @@ def lineage_doc(records: Any, name: str) -> dict[str, Any]:
     promotions = [
         {"seq": p.seq, "build_id": p.build_id, "approved_by": p.approved_by, "source_sha256": p.source_sha256,
          "record_hash": p.record_hash, "prev_hash": p.prev_hash, "at": p.created_at.isoformat()}
-        for p in records.promotions() if p.proposal_name == name
+        for p in records.promotions(name)
     ]
     return {
         "proposal": name,

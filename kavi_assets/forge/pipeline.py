@@ -26,9 +26,9 @@ from kavi_assets.proposals.model import Proposal
 from kavi_assets.research.classifier import AttemptFailure, classify
 from kavi_assets.research.escalation import EscalationInput, Trigger, triggers_for
 from kavi_assets.routing.complexity import attempt_budget, score_complexity
-from kavi_assets.routing.posteriors import Outcome, compute_posteriors
+from kavi_assets.routing.posteriors import prior_params
 from kavi_assets.routing.task_type import task_type
-from kavi_assets.routing.thompson import choose_model
+from kavi_assets.routing.thompson import choose_from_params
 
 BUILD_OK = "BUILT"
 BUILD_FAILED = "BUILD_FAILED"
@@ -94,6 +94,7 @@ def _prior_failures(ctx: ForgeContext, name: str) -> list[dict[str, Any]]:
 
 def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:
     """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model."""
+    prestart_gates()  # the gates' warm runner boots in the background while the packet and the build happen
     client = ctx.llm_factory()
     with ctx.records.session():  # one connection and one transaction for the whole step
         return _prepare_packet(ctx, name, run_id, client)
@@ -107,21 +108,19 @@ def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LL
     parent = builds[-1].build_id if builds else None
     build_id = new_build_id(name, attempt, row.spec_sha256, parent)
     ttype = proposal_task_type(ctx, proposal)
-    outcomes = [
-        Outcome(o["model"], o["task_type"], bool(o["success"]), o["latency_ms"] or 0.0, o["tokens"] or 0, o["cost_usd"])
-        for o in ctx.records.model_outcomes()
-    ]
-    posteriors = compute_posteriors(
-        outcomes, models=client.settings.models, task_types=[ttype], prior_weight=ctx.settings.prior_weight
-    )
-    decision = choose_model(
-        posteriors,
+    # The Beta posteriors of this task type, from outcome counts the ledger sums (not every outcome row):
+    # Beta(α0 + successes, β0 + failures), exactly what compute_posteriors + choose_model would use.
+    a0, b0 = prior_params(ctx.settings.prior_weight)
+    counts = ctx.records.outcome_counts(ttype)
+    decision = choose_from_params(
+        {model: (a0 + s, b0 + f) for model, (s, f, _) in counts.items()},
         task_type=ttype,
         models=client.settings.models,
         seed=build_id,
         costs=ctx.settings.model_costs or None,
         set_aside=ctx.records.models_set_aside(client.config_fingerprint),
         prior_weight=ctx.settings.prior_weight,
+        observed_costs={model: c for model, (_, _, c) in counts.items() if c is not None},
     )
     prior = _prior_failures(ctx, name)
     hints = [h["hint"] for h in ctx.records.take_retry_hints(name, build_id) if h["hint"]]
@@ -259,7 +258,6 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     if failure is None:
         sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
         write_files(sandbox / "work", files)
-        prestart_gates()  # the gates' warm runner boots while this step records its outputs
         log.append(f"wrote {len(files)} files to a fresh sandbox {sandbox.name}")
         for path, data in files.items():
             file_refs[path] = ctx.store.put(data, "skill_source" if path.startswith("skills/") else "skill_tests")

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -23,6 +23,27 @@ GENESIS_HASH = "0" * 64
 
 class LedgerRecordError(LookupError):
     """A record the caller relies on is missing."""
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_LINEAGE_COLS = "(parent_sha256, child_sha256, relation, build_id, proposal_name, created_at, child_kind, child_size)"
+# The child's kind and size as its artifact row has them (the first recording of those bytes wins, as before).
+_LINEAGE_ROW = ("(?, ?, ?, ?, ?, ?, (SELECT kind FROM artifacts WHERE sha256 = ?), "
+                "(SELECT size FROM artifacts WHERE sha256 = ?))")
+
+
+def _iso_sql(col: str) -> str:
+    """SQL giving `col` (TIMESTAMPTZ) as Python's `datetime.isoformat()` of it in UTC: for listings of thousands
+    of rows, formatting in the database beats converting each value to a datetime and back."""
+    us = f"epoch_us({col})"
+    return (f"(strftime(make_timestamp({us}), '%Y-%m-%dT%H:%M:%S') || CASE WHEN {us} % 1000000 = 0 THEN '' "
+            f"ELSE '.' || lpad(CAST({us} % 1000000 AS VARCHAR), 6, '0') END || '+00:00')")
+
+
+def _utc(epoch_us: int | None) -> datetime | None:
+    """A timestamp read as `epoch_us(col)`: DuckDB's own TIMESTAMPTZ conversion costs microseconds per value
+    (a time zone lookup each), which dominates queries that return thousands of rows."""
+    return None if epoch_us is None else _EPOCH + timedelta(microseconds=epoch_us)
 
 
 @dataclass(frozen=True)
@@ -180,27 +201,27 @@ class ForgeRecords:
             raise LedgerRecordError(f"no proposal named {name!r} in the ledger; run `kavi propose FILE` first")
         return row
 
-    def list_status(self) -> list[dict[str, Any]]:
-        """One row per proposal: status, attempts, latest build, its model and failure kind."""
+    def list_status(self, name: str | None = None) -> list[dict[str, Any]]:
+        """One row per proposal (or only NAME's): status, attempts, latest build, its model and failure kind."""
+        only = "WHERE proposal_name = $name" if name is not None else ""
         with self.ledger.connect() as con:
             rows = con.execute(
-                """
-                SELECT p.name, p.status, p.side_effect_class, p.complexity, p.updated_at,
+                f"""
+                SELECT p.name, p.status, p.side_effect_class, p.complexity, {_iso_sql("p.updated_at")},
                        coalesce(b.attempt_number, 0), b.build_id, b.model, b.failure_kind, b.status
                 FROM proposals p
                 LEFT JOIN (
-                    SELECT * FROM builds
+                    SELECT proposal_name, attempt_number, build_id, model, failure_kind, status FROM builds {only}
                     QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY attempt_number DESC) = 1
                 ) b ON b.proposal_name = p.name
+                {only.replace("proposal_name", "p.name")}
                 ORDER BY p.name
-                """
+                """,
+                {"name": name} if name is not None else None,
             ).fetchall()
         return [
-            {
-                "name": r[0], "status": r[1], "side_effect_class": r[2], "complexity": r[3],
-                "updated_at": r[4].isoformat() if r[4] else None, "attempts": int(r[5]),
-                "latest_build": r[6], "model": r[7], "failure_kind": r[8], "build_status": r[9],
-            }
+            {"name": r[0], "status": r[1], "side_effect_class": r[2], "complexity": r[3], "updated_at": r[4],
+             "attempts": r[5], "latest_build": r[6], "model": r[7], "failure_kind": r[8], "build_status": r[9]}
             for r in rows
         ]
 
@@ -301,7 +322,7 @@ class ForgeRecords:
             )
             self._artifact(con, packet, now)
             con.execute("INSERT OR IGNORE INTO build_artifacts VALUES (?, ?, ?)", [build_id, "packet", packet.sha256])
-            self._lineage(con, lineage_parent, packet.sha256, "packet_of", build_id, name, now)
+            self._lineage(con, lineage_parent, packet, "packet_of", build_id, name, now)
 
     def finish_build(
         self,
@@ -338,9 +359,22 @@ class ForgeRecords:
                 roles = {role: ref.sha256 for role, ref, _, _ in artifacts}  # the last artifact of a role wins
                 self._insert_rows(con, "INSERT OR REPLACE INTO build_artifacts VALUES",
                                   [[build_id, role, sha] for role, sha in roles.items()])
-                self._insert_rows(con, "INSERT OR IGNORE INTO lineage VALUES",
-                                  [[parent, ref.sha256, relation, build_id, str(row[0]), now]
-                                   for _, ref, parent, relation in artifacts])
+                self._insert_rows(con, f"INSERT OR IGNORE INTO lineage {_LINEAGE_COLS} VALUES",
+                                  [[parent, ref.sha256, relation, build_id, str(row[0]), now, ref.sha256, ref.sha256]
+                                   for _, ref, parent, relation in artifacts], _LINEAGE_ROW)
+
+    def artifacts_of_builds(self, build_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """`build_artifacts` of several builds in one query: build id -> role -> sha256."""
+        out: dict[str, dict[str, str]] = {b: {} for b in build_ids}
+        if not build_ids:
+            return out
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                f"SELECT build_id, role, sha256 FROM build_artifacts WHERE build_id IN "
+                f"({', '.join('?' for _ in build_ids)})", list(build_ids)).fetchall()
+        for build_id, role, sha in rows:
+            out[str(build_id)][str(role)] = str(sha)
+        return out
 
     def build_artifacts(self, build_id: str) -> dict[str, str]:
         with self.ledger.connect() as con:
@@ -357,6 +391,19 @@ class ForgeRecords:
         ]
         with self.ledger.connect() as con:
             self._insert_rows(con, "INSERT OR REPLACE INTO gate_results VALUES", rows)
+
+    def gate_verdicts(self, build_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """The effective verdict of every gate of several builds, in one query: build id -> gate -> verdict."""
+        out: dict[str, dict[str, str]] = {b: {} for b in build_ids}
+        if not build_ids:
+            return out
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                f"SELECT build_id, gate, effective_verdict FROM gate_results WHERE build_id IN "
+                f"({', '.join('?' for _ in build_ids)}) ORDER BY created_at, gate", list(build_ids)).fetchall()
+        for build_id, gate, verdict in rows:
+            out[str(build_id)][str(gate)] = str(verdict)
+        return out
 
     def gate_results(self, build_id: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:
@@ -397,7 +444,7 @@ class ForgeRecords:
             self._artifact(con, note, now)
             con.execute("INSERT OR REPLACE INTO build_artifacts VALUES (?, ?, ?)", [build_id, "research", note.sha256])
             if lineage_parent:
-                self._lineage(con, lineage_parent, note.sha256, "research_of", build_id, name, now)
+                self._lineage(con, lineage_parent, note, "research_of", build_id, name, now)
 
     def research_notes(self, name: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:
@@ -531,13 +578,18 @@ class ForgeRecords:
         return PromotionRow(seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by,
                             source_sha256, test_sha256, skill_path, prev, digest, now)
 
-    def promotions(self) -> list[PromotionRow]:
+    def promotions(self, name: str | None = None) -> list[PromotionRow]:
+        """Every promotion in chain order, or only NAME's."""
         with self.ledger.connect() as con:
             rows = con.execute(
                 "SELECT seq, proposal_name, build_id, from_status, to_status, approved_by, source_sha256, "
-                "test_sha256, skill_path, prev_hash, record_hash, created_at FROM promotions ORDER BY seq"
+                "test_sha256, skill_path, prev_hash, record_hash, epoch_us(created_at) FROM promotions "
+                + ("WHERE proposal_name = ? " if name is not None else "") + "ORDER BY seq",
+                [name] if name is not None else None,
             ).fetchall()
-        return [PromotionRow(*r) for r in rows]
+        # Read back in UTC, as it was hashed (utcnow()), whatever the session's time zone.
+        return [PromotionRow(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+                             _utc(r[11]) or _EPOCH) for r in rows]
 
     def verify_promotion_chain(self) -> list[str]:
         """Problems with the hash chain of promotions: an edited, deleted or reordered record breaks it."""
@@ -560,11 +612,12 @@ class ForgeRecords:
         with self.ledger.connect() as con:
             rows = con.execute(
                 """
-                SELECT p.name, p.spec_json, pr.build_id, pr.source_sha256, pr.test_sha256, pr.skill_path,
-                       pr.approved_by, pr.created_at
+                SELECT p.name, p.side_effect_class, p.spec_json, pr.build_id, pr.source_sha256, pr.test_sha256,
+                       pr.skill_path, pr.approved_by, epoch_us(pr.created_at)
                 FROM proposals p
                 JOIN (
-                    SELECT * FROM promotions
+                    SELECT proposal_name, build_id, source_sha256, test_sha256, skill_path, approved_by, created_at
+                    FROM promotions
                     QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY seq DESC) = 1
                 ) pr ON pr.proposal_name = p.name
                 WHERE p.status = 'TRUSTED'
@@ -573,9 +626,11 @@ class ForgeRecords:
             ).fetchall()
         out: list[TrustedRecord] = []
         for r in rows:
-            spec = Proposal.model_validate_json(r[1])
-            out.append(TrustedRecord(r[0], spec.side_effect_class, tuple(spec.required_secrets), r[2], r[3], r[4],
-                                     r[5], r[6], r[7]))
+            # The spec was validated when it was recorded; only its declared secrets are read here (a full model
+            # validation per trusted skill made every promotion pay for the size of the registry).
+            secrets = json.loads(r[2]).get("required_secrets") or ()
+            out.append(TrustedRecord(r[0], SideEffectClass(r[1]), tuple(secrets), r[3], r[4], r[5], r[6], r[7],
+                                     _utc(r[8]) or _EPOCH))
         return out
 
     # -- model outcomes --------------------------------------------------------------------------
@@ -593,14 +648,27 @@ class ForgeRecords:
         with self.ledger.connect() as con:
             rows = con.execute(
                 "SELECT build_id, proposal_name, model, task_type, success, failure_kind, latency_ms, tokens, "
-                "cost_usd, created_at FROM model_outcomes ORDER BY created_at"
+                f"cost_usd, {_iso_sql('created_at')} FROM model_outcomes ORDER BY created_at"
             ).fetchall()
         return [
             {"build_id": r[0], "proposal_name": r[1], "model": r[2], "task_type": r[3], "success": r[4],
-             "failure_kind": r[5], "latency_ms": r[6], "tokens": r[7], "cost_usd": r[8],
-             "created_at": r[9].isoformat()}
+             "failure_kind": r[5], "latency_ms": r[6], "tokens": r[7], "cost_usd": r[8], "created_at": r[9]}
             for r in rows
         ]
+
+    def outcome_counts(self, task_type: str) -> dict[str, tuple[int, int, float | None]]:
+        """Per model, for one task type: (successes, failures, mean cost of the outcomes that have one).
+
+        What routing needs before an attempt, summed by the database: the attempt reads a few rows, not every
+        outcome ever recorded.
+        """
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT model, count(*) FILTER (WHERE success), count(*) FILTER (WHERE NOT success), "
+                "sum(cost_usd), count(cost_usd) FROM model_outcomes WHERE task_type = ? GROUP BY model ORDER BY model",
+                [task_type],
+            ).fetchall()
+        return {str(r[0]): (int(r[1]), int(r[2]), float(r[3]) / int(r[4]) if r[4] else None) for r in rows}
 
     # -- artifacts and lineage -------------------------------------------------------------------
     def record_artifact(self, ref: ArtifactRef) -> None:
@@ -608,13 +676,14 @@ class ForgeRecords:
             self._artifact(con, ref, utcnow())
 
     @staticmethod
-    def _insert_rows(con: duckdb.DuckDBPyConnection, head: str, rows: Sequence[Sequence[Any]]) -> None:
+    def _insert_rows(con: duckdb.DuckDBPyConnection, head: str, rows: Sequence[Sequence[Any]],
+                     row_sql: str | None = None) -> None:
         """One multi-row INSERT: DuckDB pays per statement, so a batch costs about what one row costs."""
         # Within one statement the first of two rows with the same key wins, for OR IGNORE (as row by row) and
         # for OR REPLACE (unlike row by row): callers pass OR REPLACE rows with unique keys.
         if not rows:
             return
-        placeholders = "(" + ", ".join("?" for _ in rows[0]) + ")"
+        placeholders = row_sql or "(" + ", ".join("?" for _ in rows[0]) + ")"
         con.execute(f"{head} {', '.join(placeholders for _ in rows)}", [v for r in rows for v in r])
 
     @staticmethod
@@ -626,19 +695,18 @@ class ForgeRecords:
 
     @staticmethod
     def _lineage(
-        con: duckdb.DuckDBPyConnection, parent: str, child: str, relation: str, build_id: str | None,
+        con: duckdb.DuckDBPyConnection, parent: str, child: ArtifactRef, relation: str, build_id: str | None,
         name: str | None, now: datetime,
     ) -> None:
-        con.execute(
-            "INSERT OR IGNORE INTO lineage VALUES (?, ?, ?, ?, ?, ?)", [parent, child, relation, build_id, name, now]
-        )
+        """An edge parent → child; the child's kind and size are copied from its artifact row (recorded first)."""
+        con.execute(f"INSERT OR IGNORE INTO lineage {_LINEAGE_COLS} VALUES {_LINEAGE_ROW}",
+                    [parent, child.sha256, relation, build_id, name, now, child.sha256, child.sha256])
 
     def lineage_edges(self, name: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:
             rows = con.execute(
-                "SELECT l.parent_sha256, l.child_sha256, l.relation, l.build_id, a.kind, a.size "
-                "FROM lineage l LEFT JOIN artifacts a ON a.sha256 = l.child_sha256 "
-                "WHERE l.proposal_name = ? ORDER BY l.created_at",
+                "SELECT parent_sha256, child_sha256, relation, build_id, child_kind, child_size "
+                "FROM lineage WHERE proposal_name = ? ORDER BY created_at",
                 [name],
             ).fetchall()
         return [

@@ -170,6 +170,24 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             "CREATE INDEX IF NOT EXISTS idx_promotions_proposal ON promotions (proposal_name)",
         ),
     ),
+    (
+        2,
+        (
+            # Each lineage edge carries its child's kind and size, so `kavi lineage NAME` reads the proposal's
+            # edges alone instead of joining every artifact ever stored (a scan that grew with the ledger).
+            "ALTER TABLE lineage ADD COLUMN IF NOT EXISTS child_kind VARCHAR",
+            "ALTER TABLE lineage ADD COLUMN IF NOT EXISTS child_size BIGINT",
+            """UPDATE lineage SET child_kind = a.kind, child_size = a.size
+               FROM artifacts a WHERE a.sha256 = lineage.child_sha256 AND lineage.child_kind IS NULL""",
+            # The per-proposal and per-build reads of `kavi lineage` and the forge's steps look rows up by these
+            # columns; without an index each lookup scans the column, which grows with the ledger.
+            "CREATE INDEX IF NOT EXISTS idx_lineage_proposal ON lineage (proposal_name)",
+            "CREATE INDEX IF NOT EXISTS idx_gate_results_build ON gate_results (build_id)",
+            "CREATE INDEX IF NOT EXISTS idx_build_artifacts_build ON build_artifacts (build_id)",
+            "CREATE INDEX IF NOT EXISTS idx_builds_proposal_name ON builds (proposal_name)",
+            "CREATE INDEX IF NOT EXISTS idx_research_proposal ON research_notes (proposal_name)",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

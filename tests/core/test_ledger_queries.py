@@ -1,0 +1,125 @@
+"""The ledger's read paths that must not grow with its size, its step sessions and its schema migration 2."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from kavi_assets.ledger import store
+from kavi_assets.ledger.artifacts import ArtifactRef
+from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from kavi_assets.ledger.store import Ledger
+from kavi_assets.lifecycle import ProposalStatus
+from kavi_assets.proposals.model import parse_proposal
+
+
+def _propose(records: ForgeRecords, name: str, data: dict[str, Any], **extra: Any) -> None:
+    records.register_proposal(parse_proposal({**data, "name": name, **extra}), source_path=None, complexity=0.1)
+
+
+def _ref(sha: str, kind: str, size: int = 10) -> ArtifactRef:
+    return ArtifactRef(sha, kind, size, Path(f"artifacts/{sha}"))
+
+
+def test_a_session_is_one_connection_and_one_transaction(tmp_path: Path, proposal_data: dict[str, Any],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    _propose(records, "word_count", proposal_data)
+    opened = []
+    real_open = store.Ledger._open
+    monkeypatch.setattr(store.Ledger, "_open", lambda self, read_only=False: opened.append(1) or real_open(self))
+    with records.session():
+        records.set_status("word_count", ProposalStatus.BUILT, build_id=None, reason="a")
+        assert records.require_proposal("word_count").status is ProposalStatus.BUILT  # sees its own write
+        records.set_status("word_count", ProposalStatus.VERIFIED, build_id=None, reason="b")
+    assert len(opened) == 1
+    with pytest.raises(RuntimeError), records.session():
+        records.set_status("word_count", ProposalStatus.FAILED, build_id=None, reason="c")
+        raise RuntimeError("the step failed")
+    # Nothing of the failed step was kept.
+    assert records.require_proposal("word_count").status is ProposalStatus.VERIFIED
+    assert [e["to"] for e in records.status_events("word_count")] == ["PROPOSED", "BUILT", "VERIFIED"]
+
+
+def test_constructing_a_ledger_costs_no_connection_and_migrates_in_the_first(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    opened = []
+    real_open = store.Ledger._open
+    monkeypatch.setattr(store.Ledger, "_open", lambda self, read_only=False: opened.append(1) or real_open(self))
+    led = Ledger(tmp_path / "l.duckdb")
+    assert opened == []
+    assert led.schema_version() == SCHEMA_VERSION and len(opened) == 1
+
+
+def test_migration_2_gives_old_lineage_edges_their_kind_and_size(tmp_path: Path) -> None:
+    path = tmp_path / "l.duckdb"
+    con = duckdb.connect(str(path))
+    try:  # a ledger written by schema 1
+        con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        for stmt in dict(MIGRATIONS)[1]:
+            con.execute(stmt)
+        con.execute("INSERT INTO schema_version VALUES (1, now())")
+        con.execute("INSERT INTO artifacts VALUES ('c1', 'build_packet', 123, 'p', now())")
+        con.execute("INSERT INTO lineage VALUES ('p1', 'c1', 'packet_of', 'b1', 'word_count', now())")
+    finally:
+        con.close()
+    records = ForgeRecords(Ledger(path))
+    assert records.ledger.schema_version() == SCHEMA_VERSION >= 2
+    assert records.lineage_edges("word_count") == [
+        {"parent": "p1", "child": "c1", "relation": "packet_of", "build_id": "b1", "kind": "build_packet", "size": 123}]
+
+
+def test_new_lineage_edges_carry_their_childs_artifact_kind(tmp_path: Path, proposal_data: dict[str, Any]) -> None:
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    _propose(records, "word_count", proposal_data)
+    records.start_build("word_count", run_id=None, model="m", endpoint="e", packet=_ref("pk", "build_packet", 5),
+                        build_id="b1", attempt=1, parent_build_id=None, lineage_parent="spec")
+    # The same bytes recorded twice under two kinds: the first recording names the artifact, as it always did.
+    records.finish_build("b1", status="BUILT", failure_kind=None, artifacts=[
+        ("skill", _ref("same", "skill_source", 7), "pk", "file_of"),
+        ("tests", _ref("same", "skill_tests", 7), "pk", "file_of"),
+        ("build_log", _ref("log", "build_log", 9), "pk", "log_of")])
+    edges = {(e["child"], e["relation"]): (e["kind"], e["size"]) for e in records.lineage_edges("word_count")}
+    assert edges == {("pk", "packet_of"): ("build_packet", 5), ("same", "file_of"): ("skill_source", 7),
+                     ("log", "log_of"): ("build_log", 9)}
+    assert records.build_artifacts("b1") == {"packet": "pk", "skill": "same", "tests": "same", "build_log": "log"}
+    assert records.artifacts_of_builds(["b1", "none"]) == {"b1": records.build_artifacts("b1"), "none": {}}
+
+
+def test_status_of_one_name_is_the_same_row_as_in_the_listing(tmp_path: Path, proposal_data: dict[str, Any]) -> None:
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    for name in ("alpha_skill", "beta_skill", "gamma_skill"):
+        _propose(records, name, proposal_data)
+    records.start_build("beta_skill", run_id=None, model="m", endpoint="e", packet=_ref("pk", "build_packet"),
+                        build_id="b1", attempt=1, parent_build_id=None, lineage_parent="spec")
+    everyone = records.list_status()
+    assert [r["name"] for r in everyone] == ["alpha_skill", "beta_skill", "gamma_skill"]
+    for row in everyone:
+        assert records.list_status(row["name"]) == [row]
+    assert records.list_status("nobody") == []
+    beta = records.list_status("beta_skill")[0]
+    assert beta["attempts"] == 1 and beta["latest_build"] == "b1" and beta["build_status"] == "PACKET"
+    stored = records.require_proposal("beta_skill").updated_at
+    assert beta["updated_at"] == stored.astimezone(UTC).isoformat()
+
+
+def test_promotions_and_trusted_read_back_what_was_hashed(tmp_path: Path, proposal_data: dict[str, Any]) -> None:
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    _propose(records, "one_skill", proposal_data)
+    _propose(records, "two_skill", proposal_data, side_effect_class="SECRET_READ", required_secrets=["API_TOKEN"])
+    for name in ("one_skill", "two_skill", "one_skill"):
+        records.record_promotion(name=name, build_id=f"{name}-b", from_status=ProposalStatus.VERIFIED,
+                                 approved_by="ana", source_sha256="ab" * 32, test_sha256=None,
+                                 skill_path=f"skills/{name}.py")
+    assert records.verify_promotion_chain() == []
+    assert [p.seq for p in records.promotions("one_skill")] == [1, 3]
+    assert [p.seq for p in records.promotions()] == [1, 2, 3]
+    assert all(p.created_at.tzinfo is not None and p.created_at <= datetime.now(UTC) for p in records.promotions())
+    trusted = {t.name: t for t in records.trusted()}
+    assert trusted["two_skill"].required_secrets == ("API_TOKEN",)
+    assert trusted["two_skill"].side_effect_class.value == "SECRET_READ"
+    assert trusted["one_skill"].required_secrets == () and trusted["one_skill"].promoted_at == \
+        records.promotions("one_skill")[-1].created_at
