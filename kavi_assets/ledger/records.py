@@ -612,8 +612,10 @@ class ForgeRecords:
         with self.ledger.connect() as con:
             rows = con.execute(
                 """
-                SELECT p.name, p.side_effect_class, p.spec_json, pr.build_id, pr.source_sha256, pr.test_sha256,
-                       pr.skill_path, pr.approved_by, epoch_us(pr.created_at)
+                SELECT p.name, p.side_effect_class,
+                       coalesce(CAST(json_extract(p.spec_json, '$.required_secrets') AS VARCHAR[]), []),
+                       pr.build_id, pr.source_sha256, pr.test_sha256, pr.skill_path, pr.approved_by,
+                       epoch_us(pr.created_at)
                 FROM proposals p
                 JOIN (
                     SELECT proposal_name, build_id, source_sha256, test_sha256, skill_path, approved_by, created_at
@@ -624,14 +626,11 @@ class ForgeRecords:
                 ORDER BY p.name
                 """
             ).fetchall()
-        out: list[TrustedRecord] = []
-        for r in rows:
-            # The spec was validated when it was recorded; only its declared secrets are read here (a full model
-            # validation per trusted skill made every promotion pay for the size of the registry).
-            secrets = json.loads(r[2]).get("required_secrets") or ()
-            out.append(TrustedRecord(r[0], SideEffectClass(r[1]), tuple(secrets), r[3], r[4], r[5], r[6], r[7],
-                                     _utc(r[8]) or _EPOCH))
-        return out
+        # The spec was validated when it was recorded: the database reads its declared secrets (a model validation
+        # per trusted skill made every promotion pay for the size of the registry).
+        classes = {c.value: c for c in SideEffectClass}
+        return [TrustedRecord(r[0], classes[r[1]], tuple(r[2]), r[3], r[4], r[5], r[6], r[7], _utc(r[8]) or _EPOCH)
+                for r in rows]
 
     # -- model outcomes --------------------------------------------------------------------------
     def record_model_outcome(
