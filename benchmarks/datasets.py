@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,10 +58,13 @@ def _literal_calls(test_src: str, func: str) -> list[list[Any]]:
                 args = [ast.literal_eval(a) for a in node.args]
             except (ValueError, SyntaxError, TypeError):
                 continue
+            # The arguments as a proposal carries them: JSON (tuples and sets become lists, keys become strings)
+            # in the canonical key order the ledger stores specs in. The reference runs on exactly these, and the
+            # builder's tests are written from them, so every gate sees the same inputs.
             try:
-                json.dumps(args)
+                args = json.loads(json.dumps(json.loads(json.dumps(args, default=list)), sort_keys=True))
             except (TypeError, ValueError):
-                args = json.loads(json.dumps(args, default=list))  # tuples/sets → lists
+                continue  # not expressible in JSON (complex numbers, ...): not an example
             if args not in calls:
                 calls.append(args)
     return calls
@@ -85,11 +89,16 @@ def load_mbpp() -> list[Problem]:
     out = []
     for row in json.loads((DATASETS / "sanitized-mbpp.json").read_text(encoding="utf-8")):
         tests = "\n".join(row["test_list"])
-        first = next((n for n in ast.walk(ast.parse(tests)) if isinstance(n, ast.Call)
-                      and isinstance(n.func, ast.Name)), None)
-        if first is None or not isinstance(first.func, ast.Name):
+        called = [n.func.id for n in ast.walk(ast.parse(tests)) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Name)]
+        try:
+            defined = {n.name for n in ast.parse(row["code"]).body if isinstance(n, ast.FunctionDef)}
+        except SyntaxError:
+            defined = set()
+        # The function under test is one the solution defines (`set(f(x)) == ...` tests f, not set).
+        entry = next((c for c in called if c in defined), called[0] if called else None)
+        if entry is None:
             continue
-        entry = first.func.id
         out.append(Problem("mbpp", str(row["task_id"]), _snake(f"mbpp_{row['task_id']}_{entry}")[:64],
                            row["prompt"].strip(), entry,
                            "\n".join(row["test_imports"]) + "\n" + row["code"], _literal_calls(tests, entry)))
@@ -166,7 +175,7 @@ def _reflow_docstrings(tree: ast.Module, width: int = 100) -> ast.Module:
     return tree
 
 
-def wrap_skill(p: Problem, solution: str | None = None) -> str:
+def wrap_skill(p: Problem, solution: str | None = None, set_result: bool = False) -> str:
     tree = _reflow_docstrings(_rename_ambiguous(_annotate(ast.parse(solution or p.solution))))
     imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     defs = [n for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom)
@@ -205,8 +214,15 @@ class {cls}(BaseSkill[{cls}Input, {cls}Output]):
     side_effect_class = SideEffectClass.READ_ONLY
 
     def execute(self, input_data: {cls}Input) -> {cls}Output:
-        return {cls}Output(result={p.entry_point}(*input_data.args))
+        return {cls}Output(result={_result_expr(p.entry_point, set_result)})
 '''
+
+
+def _result_expr(entry: str, set_result: bool) -> str:
+    """A set has no order in JSON: a model returning one gives it as a sorted list (one line: one statement)."""
+    if not set_result:
+        return f"{entry}(*input_data.args)"
+    return (f"sorted(r, key=repr) if isinstance(r := {entry}(*input_data.args), set | frozenset) else r")
 
 
 def wrap_test(p: Problem, cases: list[tuple[list[Any], Any]]) -> str:
@@ -222,12 +238,12 @@ def wrap_test(p: Problem, cases: list[tuple[list[Any], Any]]) -> str:
 
 def _tidy(source: str, tmp: Path) -> str:
     """ruff --fix and format, as a careful model (or its tooling) would before answering. The fixes change how the
-    code reads, never what it computes: imports, `zip(..., strict=False)` (zip's default made explicit, B905) and
-    `_name` for a loop variable the body never reads (B007)."""
+    code reads, never what it computes: imports, `zip(..., strict=False)` (zip's default made explicit, B905),
+    `_name` for a loop variable the body never reads (B007) and `x not in y` for `not x in y` (E713, E714)."""
     f = tmp / "wrap.py"
     f.write_text(source)
     subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--fix", "--unsafe-fixes", "-q",
-                    "--select", "I,UP,F401,B905,B007",
+                    "--select", "I,UP,F401,B905,B007,E713,E714",
                     "--config", "lint.isort.known-first-party=['skills', 'kavi_assets']", str(f)],
                    capture_output=True, check=False)
     subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", "-q", "--line-length", "110", str(f)],
@@ -243,7 +259,8 @@ _RUNNER = textwrap.dedent('''
 
     signal.signal(signal.SIGALRM, _alarm)
     calls = json.loads(sys.stdin.read())
-    for i, path in enumerate(sys.argv[1:]):
+    per_call = float(sys.argv[1])
+    for i, path in enumerate(sys.argv[2:]):
         out = []
         try:
             spec = importlib.util.spec_from_file_location(f"wrapped{i}", path)
@@ -253,10 +270,11 @@ _RUNNER = textwrap.dedent('''
         except Exception as e:
             print(json.dumps(None)); sys.stdout.flush(); continue
         for args in calls:
-            signal.setitimer(signal.ITIMER_REAL, 0.5)
+            signal.setitimer(signal.ITIMER_REAL, per_call)
             try:
                 r = cls().execute(cls.input_model(args=args))
-                out.append({"ok": True, "value": r.model_dump(mode="json")["result"]})
+                out.append({"ok": True, "value": r.model_dump(mode="json")["result"],
+                            "is_set": isinstance(r.result, (set, frozenset))})
             except Exception as e:
                 out.append({"ok": False, "error": type(e).__name__})
             finally:
@@ -265,17 +283,23 @@ _RUNNER = textwrap.dedent('''
 ''')
 
 
-def run_wrapped_many(sources: list[str], calls: list[list[Any]], tmp: Path) -> list[list[dict[str, Any]] | None]:
-    """Each source's results on `calls` (None where it could not be loaded or run), in one Python process."""
+def run_wrapped_many(sources: list[str], calls: list[list[Any]], tmp: Path, per_call_s: float = 0.5
+                     ) -> list[list[dict[str, Any]] | None]:
+    """Each source's results on `calls` (None where it could not be loaded or run), in one Python process; a call
+    taking longer than `per_call_s` counts as raising (a mutant may loop for ever)."""
     files = []
+    batch = uuid.uuid4().hex[:12]
     for i, source in enumerate(sources):
-        f = tmp / f"run_wrapped_{i}.py"
+        # A fresh name per run and no bytecode cache: a rewritten file of the same size within the same second
+        # would otherwise be run from the stale .pyc of another problem.
+        f = tmp / f"run_wrapped_{batch}_{i}.py"
         f.write_text(source)
         files.append(str(f))
     try:
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, *files], input=json.dumps(calls), capture_output=True,
-                              text=True, timeout=30 + 5 * len(sources),
-                              env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"}, check=False)
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(per_call_s), *files], input=json.dumps(calls),
+                              capture_output=True, text=True, timeout=30 + len(sources) * len(calls) * per_call_s,
+                              env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"},
+                              check=False)
         lines = proc.stdout.strip().splitlines()
     except subprocess.TimeoutExpired as err:
         lines = (err.stdout.decode() if isinstance(err.stdout, bytes) else err.stdout or "").strip().splitlines()
@@ -289,7 +313,8 @@ def run_wrapped_many(sources: list[str], calls: list[list[Any]], tmp: Path) -> l
 
 
 def run_wrapped(source: str, calls: list[list[Any]], tmp: Path) -> list[dict[str, Any]] | None:
-    return run_wrapped_many([source], calls, tmp)[0]
+    """The reference's results: it gets ten seconds a call, however loaded the machine."""
+    return run_wrapped_many([source], calls, tmp, per_call_s=10.0)[0]
 
 
 # -- mutants ---------------------------------------------------------------------------------------
@@ -443,9 +468,15 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
     results = run_wrapped(ref_skill, p.calls, tmp)
     if results is None:
         return None, "the reference solution could not be run on its own test inputs"
+    set_result = any(r.get("is_set") for r in results)
+    if set_result:
+        ref_skill = _tidy(wrap_skill(p, set_result=True), tmp)
+        results = run_wrapped(ref_skill, p.calls, tmp)
+        if results is None:
+            return None, "the reference solution could not be run on its own test inputs"
     cases = [(args, r["value"]) for args, r in zip(p.calls, results, strict=True) if r["ok"]]
     if not cases:
-        return None, "the reference solution raised on its test inputs"
+        return None, "the reference solution raised on its test inputs as JSON carries them (tuples become lists)"
     # Half the dataset's cases, rounded up, are shown (the builder's tests cover them); the rest are holdouts.
     cut = (len(cases) + 1) // 2
     shown, hidden = cases[:cut], cases[cut:]
@@ -467,7 +498,7 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
     candidates: list[tuple[str, str]] = []
     for kind, mutated in mutants(p.solution)[:60]:
         try:
-            candidates.append((kind, wrap_skill(p, mutated)))
+            candidates.append((kind, wrap_skill(p, mutated, set_result)))
         except SyntaxError:
             continue
     runs: list[list[dict[str, Any]] | None] = []

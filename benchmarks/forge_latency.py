@@ -43,8 +43,10 @@ def _best(fn: Any, runs: int) -> float:
 # -- in process ---------------------------------------------------------------------------------------
 
 
-def in_process(data: Path, names: list[str], home_root: Path) -> tuple[list[dict[str, float]], Any, Any]:
-    """Forge each problem in turn through the core functions; the first one warms the process up."""
+def in_process(data: Path, names: list[str], home_root: Path, ledger_size: int = 0
+               ) -> tuple[list[dict[str, float]], Any, Any]:
+    """Forge each problem in turn through the core functions; the first one warms the process up. With
+    `ledger_size`, the home's ledger first holds that many seeded proposals × 3 attempts (ledger_scale.py)."""
     from kavi_assets.forge import pipeline
     from kavi_assets.forge.context import ForgeContext, ForgeSettings
     from kavi_assets.home import KaviHome
@@ -53,6 +55,11 @@ def in_process(data: Path, names: list[str], home_root: Path) -> tuple[list[dict
     from resources.llm import LLMResource
 
     home = KaviHome(home_root).ensure()
+    if ledger_size:
+        sys.path.insert(0, str(HERE))
+        from ledger_scale import seed
+
+        seed(home.ledger_path, ledger_size, 3)
     llm = LLMResource(cassette_dir=str(data / "cassettes"))
     ctx = ForgeContext.open(home, llm.get_client, ForgeSettings(auto_approve=(SideEffectClass.READ_ONLY,)))
     rows = []
@@ -193,6 +200,9 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=6, help="problems forged in process (the first warms up)")
     parser.add_argument("--cli-runs", type=int, default=3, help="`kavi forge` runs after one warm-up run")
     parser.add_argument("--runs", type=int, default=5, help="repetitions of each standalone tool")
+    parser.add_argument("--ledger-size", type=int, default=10_000,
+                        help="also forge the in-process problems into a ledger already holding this many "
+                             "proposals × 3 attempts, and compare (0: skip)")
     args = parser.parse_args()
     os.environ["KAVI_RECORDED_SPEED"] = "0"
     load_before = os.getloadavg()[0]
@@ -211,6 +221,7 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; load average (1 min) before: {load_before:.2f}\n")
 
     rows, ctx, _ = in_process(data, in_names, root / "inproc")
+    big_rows = in_process(data, in_names, root / "big", args.ledger_size)[0] if args.ledger_size else []
     warm = rows[1:]
     # The proposal compared with its standalone gates: the last one that went all the way to TRUSTED.
     target_i = max((i for i, r in enumerate(rows) if r["trusted"] and i > 0), default=len(rows) - 1)
@@ -228,6 +239,12 @@ def main() -> None:
     med = {k: statistics.median(r[k] for r in warm) for k in warm[0]}
     print(f"{'median':12} " + " ".join(f"{med[s]:8.3f}" for s in ("intake", "packet", "build", "verify", "promote",
                                                                   "total")))
+    if big_rows:
+        big = {k: statistics.median(r[k] for r in big_rows[1:]) for k in big_rows[1]}
+        print(f"{'@' + format(args.ledger_size, ',') + ' ledger':12} "
+              + " ".join(f"{big[s]:8.3f}" for s in ("intake", "packet", "build", "verify", "promote", "total"))
+              + f"   (median, the same problems forged into a ledger already holding {args.ledger_size:,} "
+              "proposals × 3 attempts and as many trusted skills)")
     last = rows[target_i]
     print(f"\nthe gates of {target}, standalone (tools run directly on the same files, median of {args.runs}) "
           "beside inside the forge:")

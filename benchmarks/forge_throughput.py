@@ -116,6 +116,14 @@ EXPLANATIONS: list[tuple[str, str, str]] = [
      "from those examples) leave it unrun"),
     ("ruff", r"E501",
      "a line of the dataset's code is too long and no mechanical fix (format, docstring reflow) shortens it"),
+    ("ruff", r"\b(?P<code>[A-Z]+[0-9]+)\b",
+     "the dataset's code breaks lint rule {code}, which no behaviour-preserving automatic fix removes "
+     "(the wrapper applies only those)"),
+    ("mypy", r"\[(?P<code>[a-z-]+)\]",
+     "the dataset's solution is not type-correct under mypy --strict as written ([{code}])"),
+    ("policy", r"(?P<code>POL-[A-Z-]+)",
+     "the capability policy forbids what the dataset's solution does in a READ_ONLY skill ({code}); the gate "
+     "applies the policy as written (if the policy is too strict there, it is the policy's to relax)"),
 ]
 
 
@@ -126,7 +134,12 @@ def explain(failures: list[tuple[str | None, str | None, list[str]]]) -> list[st
             out.append(f"UNEXPLAINED ({kind}): the attempt failed before any gate ran")
             continue
         text = " ".join(msgs)
-        why = next((w for g, pat, w in EXPLANATIONS if g == gate and re.search(pat, text)), None)
+        why = None
+        for g, pat, w in EXPLANATIONS:
+            m = re.search(pat, text) if g == gate else None
+            if m:
+                why = w.format(**m.groupdict())
+                break
         first = (msgs[0] if msgs else "")[:160]
         out.append(f"{gate}: {why} -- `{first}`" if why else f"UNEXPLAINED at {gate}: `{first}`")
     return out
