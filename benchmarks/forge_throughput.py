@@ -127,6 +127,14 @@ EXPLANATIONS: list[tuple[str, str, str]] = [
 ]
 
 
+# Problems whose exception was investigated one by one.
+KNOWN = {
+    "mbpp_596_tuple_size": "pytest: the reference returns sys.getsizeof(...) of a list, which depends on how the "
+                           "list was built (JSON loader or literal), so its own test cannot agree with the "
+                           "examples; the policy also refuses `import sys` in a READ_ONLY skill",
+}
+
+
 def explain(failures: list[tuple[str | None, str | None, list[str]]]) -> list[str]:
     out = []
     for kind, gate, msgs in failures:
@@ -222,7 +230,8 @@ def main() -> None:
             print(f"  {tid}: not converted: {why}")
         for n in not_trusted:
             st = status.get(n, {})
-            reasons = explain(st.get("failures", [])) or [f"UNEXPLAINED: status {st.get('status')}"]
+            reasons = ([KNOWN[n]] if n in KNOWN else explain(st.get("failures", []))) \
+                or [f"UNEXPLAINED: status {st.get('status')}"]
             print(f"  {n}: {st.get('status')}: " + "; ".join(dict.fromkeys(reasons)))
     escaped = [n for n in mutant_names if n not in rejected]
     if escaped:

@@ -102,13 +102,16 @@ def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: flo
     if pt.verdict is not Verdict.PASSED and total == 0:
         cv = GateResult(GATE_COVERAGE, Verdict.OMITTED, "not measured: the tests did not run", 0.0)
         return pt, cv
+    t1 = time.monotonic()  # the coverage run is the pytest run; this gate's own time is reading its data
     percent, missing = _coverage_percent(data, work / "skills" / f"{name}.py")
     if percent is None:
-        return pt, GateResult(GATE_COVERAGE, Verdict.OMITTED, "not measured: no coverage data was written", 0.0)
+        return pt, GateResult(GATE_COVERAGE, Verdict.OMITTED, "not measured: no coverage data was written",
+                              time.monotonic() - t1)
     ok = percent >= coverage_min
     cv = GateResult(
         GATE_COVERAGE, Verdict.PASSED if ok else Verdict.FAILED,
-        f"{percent:.1f}% of the function bodies in skills/{name}.py covered (minimum {coverage_min:.0f}%)", 0.0,
+        f"{percent:.1f}% of the function bodies in skills/{name}.py covered (minimum {coverage_min:.0f}%)",
+        time.monotonic() - t1,
         [] if ok else [f"skills/{name}.py lines not run by the tests: {', '.join(map(str, missing[:30]))}"],
         {"percent": round(percent, 2), "missing_lines": missing},
     )
