@@ -593,7 +593,12 @@ def approve(ctx: ForgeContext, name: str, approved_by: str) -> BuildRow:
 def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     """Promote the latest verified attempt when it has an approval (or an auto-approve policy covers it)."""
     with ctx.records.session():  # one connection and one transaction for the whole step
-        return _promote(ctx, name)
+        out = _promote(ctx, name)
+    if out.promoted:
+        # The registry file is a projection of the ledger: written once the promotion is committed, without
+        # holding the ledger while a file as large as the registry is written.
+        write_registry(ctx.records, ctx.home.registry_path)
+    return out
 
 
 def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
@@ -626,7 +631,6 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
         source_sha256=str(build.skill_sha256), test_sha256=build.test_sha256,
         skill_path=str(target.relative_to(ctx.home.root)),
     )
-    write_registry(ctx.records, ctx.home.registry_path)
     return PromotionOutcome(True, "promoted", build.build_id, build.skill_sha256, promo.approved_by,
                             promo.skill_path, promo.seq)
 

@@ -25,11 +25,16 @@ class LedgerRecordError(LookupError):
     """A record the caller relies on is missing."""
 
 
+class LedgerConflictError(LedgerRecordError):
+    """A record that must be unique (a build id, an attempt of a proposal) is already there."""
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_LINEAGE_COLS = "(parent_sha256, child_sha256, relation, build_id, proposal_name, created_at, child_kind, child_size)"
-# The child's kind and size as its artifact row has them (the first recording of those bytes wins, as before).
-_LINEAGE_ROW = ("(?, ?, ?, ?, ?, ?, (SELECT kind FROM artifacts WHERE sha256 = ?), "
-                "(SELECT size FROM artifacts WHERE sha256 = ?))")
+_ARTIFACT_COLS = ("sha256", "kind", "size", "path", "created_at")
+_GATE_COLS = ("build_id", "gate", "verdict", "effective_verdict", "reason", "duration_ms", "messages_json",
+              "details_json", "created_at")
+_LINEAGE_COLS = ("parent_sha256", "child_sha256", "relation", "build_id", "proposal_name", "created_at", "child_kind",
+                 "child_size")
 
 
 def _iso_sql(col: str) -> str:
@@ -315,13 +320,21 @@ class ForgeRecords:
         """Record the frozen packet of a new attempt, its artifact and its lineage edge, in one transaction."""
         now = utcnow()
         with self.ledger.connect() as con:
+            # Build ids and (proposal, attempt) are unique: the check is the ledger's, in the writing transaction.
+            taken = con.execute(
+                "SELECT build_id, attempt_number FROM builds WHERE build_id = ? "
+                "OR (proposal_name = ? AND attempt_number = ?) LIMIT 1", [build_id, name, attempt]).fetchone()
+            if taken is not None:
+                raise LedgerConflictError(f"{name}: build {taken[0]} (attempt {taken[1]}) is already recorded; "
+                                          f"attempt {attempt} cannot start again as {build_id}")
             con.execute(
                 "INSERT INTO builds (build_id, proposal_name, attempt_number, parent_build_id, run_id, model, "
                 "endpoint, packet_sha256, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [build_id, name, attempt, parent_build_id, run_id, model, endpoint, packet.sha256, "PACKET", now],
             )
             self._artifact(con, packet, now)
-            con.execute("INSERT OR IGNORE INTO build_artifacts VALUES (?, ?, ?)", [build_id, "packet", packet.sha256])
+            self._insert_new(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
+                             [[build_id, "packet", packet.sha256]])
             self._lineage(con, lineage_parent, packet, "packet_of", build_id, name, now)
 
     def finish_build(
@@ -353,15 +366,14 @@ class ForgeRecords:
                 [status, failure_kind, prompt_tokens, completion_tokens, latency_ms, cost_usd, skill_sha256,
                  test_sha256, now, build_id],
             )
-            if artifacts:  # one statement per table, however many artifacts the step produced
-                self._insert_rows(con, "INSERT OR IGNORE INTO artifacts VALUES",
-                                  [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts])
-                roles = {role: ref.sha256 for role, ref, _, _ in artifacts}  # the last artifact of a role wins
-                self._insert_rows(con, "INSERT OR REPLACE INTO build_artifacts VALUES",
-                                  [[build_id, role, sha] for role, sha in roles.items()])
-                self._insert_rows(con, f"INSERT OR IGNORE INTO lineage {_LINEAGE_COLS} VALUES",
-                                  [[parent, ref.sha256, relation, build_id, str(row[0]), now, ref.sha256, ref.sha256]
-                                   for _, ref, parent, relation in artifacts], _LINEAGE_ROW)
+            if artifacts:  # a statement or two per table, however many artifacts the step produced
+                self._insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
+                                 [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts])
+                self._replace(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
+                              [[build_id, role, ref.sha256] for role, ref, _, _ in artifacts])
+                self._insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
+                                 [[parent, ref.sha256, relation, build_id, str(row[0]), now, ref.kind, ref.size]
+                                  for _, ref, parent, relation in artifacts])
 
     def artifacts_of_builds(self, build_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """`build_artifacts` of several builds in one query: build id -> role -> sha256."""
@@ -390,7 +402,7 @@ class ForgeRecords:
             for r in results
         ]
         with self.ledger.connect() as con:
-            self._insert_rows(con, "INSERT OR REPLACE INTO gate_results VALUES", rows)
+            self._replace(con, "gate_results", ("build_id", "gate"), _GATE_COLS, rows)
 
     def gate_verdicts(self, build_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """The effective verdict of every gate of several builds, in one query: build id -> gate -> verdict."""
@@ -436,13 +448,15 @@ class ForgeRecords:
     ) -> None:
         now = utcnow()
         with self.ledger.connect() as con:
+            con.execute("DELETE FROM research_notes WHERE build_id = ?", [build_id])  # one note per build
             con.execute(
-                "INSERT OR REPLACE INTO research_notes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO research_notes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [build_id, name, attempt, failure_kind, fingerprint, json.dumps(facts, default=str),
                  json.dumps(triggers), advice, escalated, note.sha256, now],
             )
             self._artifact(con, note, now)
-            con.execute("INSERT OR REPLACE INTO build_artifacts VALUES (?, ?, ?)", [build_id, "research", note.sha256])
+            self._replace(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
+                          [[build_id, "research", note.sha256]])
             if lineage_parent:
                 self._lineage(con, lineage_parent, note, "research_of", build_id, name, now)
 
@@ -638,8 +652,9 @@ class ForgeRecords:
         latency_ms: float | None, tokens: int | None, cost_usd: float | None,
     ) -> None:
         with self.ledger.connect() as con:
+            con.execute("DELETE FROM model_outcomes WHERE build_id = ?", [build_id])  # one outcome per build
             con.execute(
-                "INSERT OR REPLACE INTO model_outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO model_outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [build_id, name, model, task_type, success, failure_kind, latency_ms, tokens, cost_usd, utcnow()],
             )
 
@@ -674,32 +689,54 @@ class ForgeRecords:
         with self.ledger.connect() as con:
             self._artifact(con, ref, utcnow())
 
+    # The tables that grow with every attempt have no key in the database (see schema migration 3): these keep
+    # their keys unique. The ledger has one writing process at a time, and each step writes in one transaction.
+
     @staticmethod
-    def _insert_rows(con: duckdb.DuckDBPyConnection, head: str, rows: Sequence[Sequence[Any]],
-                     row_sql: str | None = None) -> None:
-        """One multi-row INSERT: DuckDB pays per statement, so a batch costs about what one row costs."""
-        # Within one statement the first of two rows with the same key wins, for OR IGNORE (as row by row) and
-        # for OR REPLACE (unlike row by row): callers pass OR REPLACE rows with unique keys.
-        if not rows:
+    def _insert_new(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],
+                    rows: Sequence[Sequence[Any]]) -> None:
+        """INSERT OR IGNORE: the rows whose key is neither in the table nor earlier in `rows`, in one statement."""
+        at = [cols.index(k) for k in key]
+        seen: set[tuple[Any, ...]] = set()
+        fresh = []
+        for r in rows:
+            k = tuple(r[i] for i in at)
+            if k not in seen:
+                seen.add(k)
+                fresh.append(r)
+        if not fresh:
             return
-        placeholders = row_sql or "(" + ", ".join("?" for _ in rows[0]) + ")"
-        con.execute(f"{head} {', '.join(placeholders for _ in rows)}", [v for r in rows for v in r])
+        values = ", ".join("(" + ", ".join("?" for _ in cols) + ")" for _ in fresh)
+        same = " AND ".join(f"t.{k} = v.{k}" for k in key)
+        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (VALUES {values}) v({', '.join(cols)}) "
+                    f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same})", [x for r in fresh for x in r])
 
     @staticmethod
-    def _artifact(con: duckdb.DuckDBPyConnection, ref: ArtifactRef, now: datetime) -> None:
-        con.execute(
-            "INSERT OR IGNORE INTO artifacts VALUES (?, ?, ?, ?, ?)",
-            [ref.sha256, ref.kind, ref.size, str(ref.path), now],
-        )
+    def _replace(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],
+                 rows: Sequence[Sequence[Any]]) -> None:
+        """INSERT OR REPLACE: the rows' keys are deleted, then the rows inserted (the last row of a key wins)."""
+        at = [cols.index(k) for k in key]
+        last = {tuple(r[i] for i in at): r for r in rows}
+        if not last:
+            return
+        match = " OR ".join("(" + " AND ".join(f"{k} = ?" for k in key) + ")" for _ in last)
+        con.execute(f"DELETE FROM {table} WHERE {match}", [x for k in last for x in k])
+        values = ", ".join("(" + ", ".join("?" for _ in cols) + ")" for _ in last)
+        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {values}", [x for r in last.values() for x in r])
 
-    @staticmethod
+    @classmethod
+    def _artifact(cls, con: duckdb.DuckDBPyConnection, ref: ArtifactRef, now: datetime) -> None:
+        cls._insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
+                        [[ref.sha256, ref.kind, ref.size, str(ref.path), now]])
+
+    @classmethod
     def _lineage(
-        con: duckdb.DuckDBPyConnection, parent: str, child: ArtifactRef, relation: str, build_id: str | None,
+        cls, con: duckdb.DuckDBPyConnection, parent: str, child: ArtifactRef, relation: str, build_id: str | None,
         name: str | None, now: datetime,
     ) -> None:
-        """An edge parent → child; the child's kind and size are copied from its artifact row (recorded first)."""
-        con.execute(f"INSERT OR IGNORE INTO lineage {_LINEAGE_COLS} VALUES {_LINEAGE_ROW}",
-                    [parent, child.sha256, relation, build_id, name, now, child.sha256, child.sha256])
+        """An edge parent → child, with the child's kind and size; an edge already recorded is kept as it was."""
+        cls._insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
+                        [[parent, child.sha256, relation, build_id, name, now, child.kind, child.size]])
 
     def lineage_edges(self, name: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:

@@ -2,6 +2,31 @@
 
 from collections.abc import Sequence
 
+# Tables that grow with every attempt, as migration 3 leaves them: the same columns, no key and no index.
+_UNINDEXED: tuple[tuple[str, str], ...] = (
+    ("artifacts", "sha256 VARCHAR NOT NULL, kind VARCHAR NOT NULL, size BIGINT NOT NULL, path VARCHAR NOT NULL, "
+                  "created_at TIMESTAMPTZ NOT NULL"),
+    ("lineage", "parent_sha256 VARCHAR NOT NULL, child_sha256 VARCHAR NOT NULL, relation VARCHAR NOT NULL, "
+                "build_id VARCHAR, proposal_name VARCHAR, created_at TIMESTAMPTZ NOT NULL, child_kind VARCHAR, "
+                "child_size BIGINT"),
+    ("build_artifacts", "build_id VARCHAR NOT NULL, role VARCHAR NOT NULL, sha256 VARCHAR NOT NULL"),
+    ("gate_results", "build_id VARCHAR NOT NULL, gate VARCHAR NOT NULL, verdict VARCHAR NOT NULL, "
+                     "effective_verdict VARCHAR NOT NULL, reason VARCHAR NOT NULL, duration_ms DOUBLE NOT NULL, "
+                     "messages_json VARCHAR NOT NULL, details_json VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL"),
+    ("research_notes", "build_id VARCHAR NOT NULL, proposal_name VARCHAR NOT NULL, attempt_number INTEGER NOT NULL, "
+                       "failure_kind VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, facts_json VARCHAR NOT NULL, "
+                       "triggers_json VARCHAR NOT NULL, advice VARCHAR, escalated BOOLEAN NOT NULL, "
+                       "note_sha256 VARCHAR, created_at TIMESTAMPTZ NOT NULL"),
+    ("model_outcomes", "build_id VARCHAR NOT NULL, proposal_name VARCHAR NOT NULL, model VARCHAR NOT NULL, "
+                       "task_type VARCHAR NOT NULL, success BOOLEAN NOT NULL, failure_kind VARCHAR, latency_ms DOUBLE, "
+                       "tokens INTEGER, cost_usd DOUBLE, created_at TIMESTAMPTZ NOT NULL"),
+    ("builds", "build_id VARCHAR NOT NULL, proposal_name VARCHAR NOT NULL, attempt_number INTEGER NOT NULL, "
+               "parent_build_id VARCHAR, run_id VARCHAR, model VARCHAR, endpoint VARCHAR, packet_sha256 VARCHAR, "
+               "status VARCHAR NOT NULL, failure_kind VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER, "
+               "latency_ms DOUBLE, cost_usd DOUBLE, skill_sha256 VARCHAR, test_sha256 VARCHAR, "
+               "started_at TIMESTAMPTZ NOT NULL, finished_at TIMESTAMPTZ"),
+)
+
 # Each migration is (version, statements). Never edit a released migration: append a new one.
 MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     (
@@ -186,6 +211,25 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             "CREATE INDEX IF NOT EXISTS idx_build_artifacts_build ON build_artifacts (build_id)",
             "CREATE INDEX IF NOT EXISTS idx_builds_proposal_name ON builds (proposal_name)",
             "CREATE INDEX IF NOT EXISTS idx_research_proposal ON research_notes (proposal_name)",
+        ),
+    ),
+    (
+        3,
+        # DuckDB rewrites every index of a table it checkpoints, and it checkpoints when the last connection of a
+        # process closes: each forge step paid, per indexed table it wrote, a rewrite of an index as large as the
+        # whole ledger (about 0.1 s per table at 10,000 proposals). The tables that grow with every attempt keep
+        # no index: the ledger's code keeps their keys unique (it is the only writer, one process at a time), and
+        # a lookup scans one column. Only `proposals` (one row per skill) and `promotions` (the sequence of its
+        # hash chain) keep their keys.
+        (
+            *(stmt for table, columns in _UNINDEXED for stmt in (
+                f"CREATE TABLE {table}_v3 ({columns})",
+                f"INSERT INTO {table}_v3 SELECT * FROM {table}",
+                f"DROP TABLE {table}",
+                f"ALTER TABLE {table}_v3 RENAME TO {table}",
+            )),
+            "DROP INDEX IF EXISTS idx_events_proposal",
+            "DROP INDEX IF EXISTS idx_promotions_proposal",
         ),
     ),
 )

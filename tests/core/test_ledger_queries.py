@@ -7,12 +7,13 @@ from typing import Any
 import duckdb
 import pytest
 
+from kavi_assets.gates.types import GateResult
 from kavi_assets.ledger import store
 from kavi_assets.ledger.artifacts import ArtifactRef
-from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.records import ForgeRecords, LedgerConflictError
 from kavi_assets.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import ProposalStatus
+from kavi_assets.lifecycle import ProposalStatus, Verdict
 from kavi_assets.proposals.model import parse_proposal
 
 
@@ -123,3 +124,69 @@ def test_promotions_and_trusted_read_back_what_was_hashed(tmp_path: Path, propos
     assert trusted["two_skill"].side_effect_class.value == "SECRET_READ"
     assert trusted["one_skill"].required_secrets == () and trusted["one_skill"].promoted_at == \
         records.promotions("one_skill")[-1].created_at
+
+
+def test_growing_tables_keep_no_index_and_their_keys_stay_unique(tmp_path: Path,
+                                                                  proposal_data: dict[str, Any]) -> None:
+    """Schema 3: no table that grows with every attempt carries an index (a checkpoint rewrites each one whole);
+    the records keep the keys unique instead."""
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    _propose(records, "word_count", proposal_data)
+    with records.ledger.connect() as con:
+        indexed = {r[0] for r in con.execute("SELECT table_name FROM duckdb_indexes()").fetchall()}
+        keyed = {r[0] for r in con.execute("SELECT table_name FROM duckdb_constraints() "
+                                           "WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')").fetchall()}
+    growing = {"artifacts", "lineage", "build_artifacts", "gate_results", "research_notes", "model_outcomes",
+               "builds", "status_events"}
+    assert not (indexed | keyed) & growing
+    packet = _ref("pk", "build_packet")
+    for _ in range(2):
+        with records.session():
+            records.record_artifact(packet)
+    records.start_build("word_count", run_id=None, model="m", endpoint="e", packet=packet, build_id="b1", attempt=1,
+                        parent_build_id=None, lineage_parent="spec")
+    with pytest.raises(LedgerConflictError):
+        records.start_build("word_count", run_id=None, model="m", endpoint="e", packet=packet, build_id="b2",
+                            attempt=1, parent_build_id=None, lineage_parent="spec")
+    for verdict in (Verdict.FAILED, Verdict.PASSED):  # re-verification replaces the verdicts
+        records.record_gate_results("b1", [GateResult("ruff", verdict, "r", 0.1),
+                                           GateResult("mypy", verdict, "r", 0.1)])
+        records.finish_build("b1", status="VERIFIED", failure_kind=None,
+                             artifacts=[("report", _ref(f"rep-{verdict.value}", "verification_report"), "pk",
+                                         "report_of")])
+    for _ in range(2):
+        records.record_model_outcome(build_id="b1", name="word_count", model="m", task_type="t", success=True,
+                                     failure_kind=None, latency_ms=None, tokens=None, cost_usd=None)
+    assert [g["verdict"] for g in records.gate_results("b1")] == ["passed", "passed"]
+    assert records.build_artifacts("b1") == {"packet": "pk", "report": "rep-passed"}
+    assert len(records.model_outcomes()) == 1
+    with records.ledger.connect() as con:
+        assert con.execute("SELECT count(*) FROM artifacts WHERE sha256 = 'pk'").fetchone() == (1,)
+        assert con.execute("SELECT count(*) FROM lineage WHERE child_sha256 = 'pk'").fetchone() == (1,)
+
+
+def test_migration_3_keeps_every_row(tmp_path: Path) -> None:
+    path = tmp_path / "l.duckdb"
+    con = duckdb.connect(str(path))
+    try:  # a ledger written by schema 2, with a row in each rebuilt table
+        con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        for version in (1, 2):
+            for stmt in dict(MIGRATIONS)[version]:
+                con.execute(stmt)
+            con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+        con.execute("INSERT INTO builds (build_id, proposal_name, attempt_number, status, started_at) "
+                    "VALUES ('b1', 'word_count', 1, 'VERIFIED', now())")
+        con.execute("INSERT INTO artifacts VALUES ('c1', 'build_packet', 123, 'p', now())")
+        con.execute("INSERT INTO lineage VALUES ('p1', 'c1', 'packet_of', 'b1', 'word_count', now(), "
+                    "'build_packet', 1)")
+        con.execute("INSERT INTO gate_results VALUES ('b1', 'ruff', 'passed', 'passed', 'ok', 1, '[]', '{}', now())")
+        con.execute("INSERT INTO build_artifacts VALUES ('b1', 'packet', 'c1')")
+    finally:
+        con.close()
+    records = ForgeRecords(Ledger(path))
+    assert records.ledger.schema_version() == SCHEMA_VERSION
+    build = records.get_build("b1")
+    assert build is not None and build.status == "VERIFIED"
+    assert records.build_artifacts("b1") == {"packet": "c1"}
+    assert [g["gate"] for g in records.gate_results("b1")] == ["ruff"]
+    assert records.lineage_edges("word_count")[0]["kind"] == "build_packet"
