@@ -43,7 +43,8 @@ ROLES = [  # (role, artifact kind, parent role, relation); research only on fail
 
 
 def seed(path: Path, n: int, k: int) -> float:
-    """Bulk-insert with set-based SQL (the forge writes row by row; seeding 30,000 attempts that way takes hours)."""
+    """Bulk-insert with set-based SQL (the forge writes row by row; seeding 30,000 attempts that way takes hours),
+    each table in time order, as a ledger the forge appended to over time has its rows."""
     from kavi_assets.proposals.model import parse_proposal
 
     t0 = time.perf_counter()
@@ -72,13 +73,14 @@ def seed(path: Path, n: int, k: int) -> float:
                    CASE WHEN a = {k} THEN 'VERIFIED' ELSE 'VERIFY_FAILED' END,
                    CASE WHEN a = {k} THEN NULL ELSE 'VERIFY_TEST' END, 900, 700, 5.0, NULL,
                    sha256('skill:' || bid), sha256('tests:' || bid), t, t + INTERVAL 5 SECOND
-            FROM att""")
+            FROM att ORDER BY t""")
         con.execute(f"""INSERT INTO gate_results
             SELECT bid, g, v, v, CASE WHEN v = 'passed' THEN 'ok' ELSE '1 of 3 tests failed' END, 40.0,
                    CASE WHEN v = 'passed' THEN '[]' ELSE '["test_example_1 failure: assert 2 == 3"]' END, '{{}}',
                    t + INTERVAL 4 SECOND
             FROM (SELECT *, unnest([{gates}]) AS g FROM att) x,
-                 LATERAL (SELECT CASE WHEN x.a < {k} AND x.g = 'pytest' THEN 'failed' ELSE 'passed' END AS v)""")
+                 LATERAL (SELECT CASE WHEN x.a < {k} AND x.g = 'pytest' THEN 'failed' ELSE 'passed' END AS v)
+            ORDER BY x.t, x.g""")
         con.execute(f"""CREATE TEMP TABLE arts AS
             SELECT att.*, roles.*, sha256(roles.role || ':' || bid) AS sha,
                    CASE WHEN roles.parent = 'spec'
@@ -92,33 +94,34 @@ def seed(path: Path, n: int, k: int) -> float:
         con.execute("UPDATE arts SET parent_sha = sha256('skill:' || bid) WHERE parent = 'skill'")
         con.execute("""INSERT INTO artifacts
             SELECT sha, kind, 2048, 'artifacts/sha256/' || substr(sha, 1, 2) || '/' || sha, t + to_seconds(o)
-            FROM arts""")
-        con.execute("INSERT INTO build_artifacts SELECT bid, role, sha FROM arts")
+            FROM arts ORDER BY t, o""")
+        con.execute("INSERT INTO build_artifacts SELECT bid, role, sha FROM arts ORDER BY t, o")
         con.execute("INSERT INTO lineage (parent_sha256, child_sha256, relation, build_id, proposal_name, created_at, "
                     "child_kind, child_size) SELECT parent_sha, sha, rel, bid, name, t + to_seconds(o), kind, 2048 "
-                    "FROM arts")
+                    "FROM arts ORDER BY t, o")
         con.execute(f"""INSERT INTO research_notes
             SELECT bid, name, a, 'VERIFY_TEST', sha256('fp:' || name), '{{"gates": {{"pytest": {{"messages":
                    ["test_example_1 failure: assert 2 == 3"]}}}}}}', '[]', NULL, false, sha256('research:' || bid),
                    t + INTERVAL 6 SECOND
-            FROM att WHERE a < {k}""")
-        con.execute("""INSERT INTO status_events
-            SELECT printf('skill_%05d', i), NULL, 'PROPOSED', NULL, 'proposed', 'kavi',
-                   TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60) FROM range(?) r(i)""", [n])
+            FROM att WHERE a < {k} ORDER BY t""")
         con.execute(f"""INSERT INTO status_events
+            SELECT printf('skill_%05d', i), NULL, 'PROPOSED', NULL, 'proposed', 'kavi',
+                   TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60) FROM range({n}) r(i)
+            UNION ALL
             SELECT name, 'PROPOSED', 'BUILT', bid, 'files written to sandbox', 'forge', t + INTERVAL 1 SECOND FROM att
             UNION ALL
             SELECT name, 'BUILT', CASE WHEN a = {k} THEN 'VERIFIED' ELSE 'FAILED' END, bid, 'verify', 'forge',
-                   t + INTERVAL 6 SECOND FROM att""")
+                   t + INTERVAL 6 SECOND FROM att
+            UNION ALL
+            SELECT name, 'VERIFIED', 'TRUSTED', bid, 'promoted', 'auto', t + INTERVAL 9 SECOND FROM att WHERE a = {k}
+            ORDER BY 7""")
         con.execute(f"""INSERT INTO model_outcomes
             SELECT bid, name, CASE WHEN a % 2 = 1 THEN 'recorded-coder-a' ELSE 'recorded-coder-b' END,
                    'READ_ONLY/simple', a = {k}, CASE WHEN a = {k} THEN NULL ELSE 'VERIFY_TEST' END, 5.0, 1600, NULL,
                    t + INTERVAL 7 SECOND
-            FROM att""")
+            FROM att ORDER BY t""")
         con.execute(f"""INSERT INTO approvals SELECT name, bid, 'auto-approve policy (READ_ONLY)', 'auto_approve',
                         t + INTERVAL 8 SECOND FROM att WHERE a = {k}""")
-        con.execute(f"""INSERT INTO status_events SELECT name, 'VERIFIED', 'TRUSTED', bid, 'promoted', 'auto',
-                        t + INTERVAL 9 SECOND FROM att WHERE a = {k}""")
         rows = con.execute(f"SELECT i, name, bid, t + INTERVAL 9 SECOND FROM att WHERE a = {k} ORDER BY i").fetchall()
     # The promotions are a hash chain: computed here, inserted in batches.
     prev = GENESIS_HASH
