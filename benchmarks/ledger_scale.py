@@ -11,6 +11,7 @@ processes (interpreter start and imports included), shown beside `kavi --help` s
 import argparse
 import hashlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 
 from kavi_assets.gates.types import ALL_GATES
 from kavi_assets.ledger.records import GENESIS_HASH, ForgeRecords, promotion_hash
+from kavi_assets.ledger.schema import LATEST_BUILD_SET, LATEST_BUILDS
 from kavi_assets.ledger.store import Ledger
 
 SPEC = {
@@ -64,7 +66,7 @@ def seed(path: Path, n: int, k: int) -> float:
             SELECT printf('skill_%05d', i), replace(?, '__NAME__', printf('skill_%05d', i)),
                    sha256(replace(?, '__NAME__', printf('skill_%05d', i))), 'READ_ONLY', 0.2, 'TRUSTED', NULL,
                    TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60),
-                   TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60 + 59)
+                   TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60 + 59), 0, NULL, NULL, NULL, NULL
             FROM range({n}) r(i)""", [spec_json, spec_json])
         con.execute(f"""INSERT INTO builds
             SELECT bid, name, a, CASE WHEN a > 1 THEN printf('skill_%05d-a%d-seed', i, a - 1) END,
@@ -74,6 +76,8 @@ def seed(path: Path, n: int, k: int) -> float:
                    CASE WHEN a = {k} THEN NULL ELSE 'VERIFY_TEST' END, 900, 700, 5.0, NULL,
                    sha256('skill:' || bid), sha256('tests:' || bid), t, t + INTERVAL 5 SECOND
             FROM att ORDER BY t""")
+        # Each proposal row mirrors its latest build, as the forge keeps it (schema 4).
+        con.execute(f"UPDATE proposals SET {LATEST_BUILD_SET} FROM ({LATEST_BUILDS}) b WHERE b.proposal_name = name")
         con.execute(f"""INSERT INTO gate_results
             SELECT bid, g, v, v, CASE WHEN v = 'passed' THEN 'ok' ELSE '1 of 3 tests failed' END, 40.0,
                    CASE WHEN v = 'passed' THEN '[]' ELSE '["test_example_1 failure: assert 2 == 3"]' END, '{{}}',
@@ -169,6 +173,7 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=3)
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--cli-runs", type=int, default=5)
+    parser.add_argument("--keep", action="store_true", help="keep the seeded home (deleted by default)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="kavi-scale-"))
     path = home / "ledger.duckdb"
@@ -228,6 +233,10 @@ def main() -> None:
         base = p50 if base is None else base
         print(f"{label:52} {p50:8.0f} {worst:8.0f} {p50 - base:10.0f}")
     print(f"\nload average (1 min) after: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs shared with other work")
+    if args.keep:
+        print(f"the seeded home is kept at {home}")
+    else:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -178,7 +178,8 @@ class ForgeRecords:
                 return False
             if row is None:
                 con.execute(
-                    "INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO proposals (name, spec_json, spec_sha256, side_effect_class, complexity, status, "
+                    "source_path, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [proposal.name, spec_json, spec_sha, proposal.side_effect_class.value, complexity,
                      ProposalStatus.PROPOSED.value, source_path, now, now],
                 )
@@ -213,20 +214,18 @@ class ForgeRecords:
         return row
 
     def list_status(self, name: str | None = None) -> list[dict[str, Any]]:
-        """One row per proposal (or only NAME's): status, attempts, latest build, its model and failure kind."""
-        only = "WHERE proposal_name = $name" if name is not None else ""
+        """One row per proposal (or only NAME's): status, attempts, latest build, its model and failure kind.
+
+        Reads the proposals table alone: each row mirrors its latest build (schema 4), so the listing costs one
+        row per proposal however many attempts the ledger holds.
+        """
         with self.ledger.connect() as con:
             rows = con.execute(
                 f"""
-                SELECT p.name, p.status, p.side_effect_class, p.complexity, {_iso_sql("p.updated_at")},
-                       coalesce(b.attempt_number, 0), b.build_id, b.model, b.failure_kind, b.status
-                FROM proposals p
-                LEFT JOIN (
-                    SELECT proposal_name, attempt_number, build_id, model, failure_kind, status FROM builds {only}
-                    QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY attempt_number DESC) = 1
-                ) b ON b.proposal_name = p.name
-                {only.replace("proposal_name", "p.name")}
-                ORDER BY p.name
+                SELECT name, status, side_effect_class, complexity, {_iso_sql("updated_at")},
+                       coalesce(attempts, 0), latest_build_id, latest_model, latest_failure_kind, latest_build_status
+                FROM proposals {"WHERE name = $name" if name is not None else ""}
+                ORDER BY name
                 """,
                 {"name": name} if name is not None else None,
             ).fetchall()
@@ -338,6 +337,11 @@ class ForgeRecords:
                 "endpoint, packet_sha256, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [build_id, name, attempt, parent_build_id, run_id, model, endpoint, packet.sha256, "PACKET", now],
             )
+            # The proposal row mirrors its latest attempt (schema 4): `kavi status` reads one row per proposal.
+            con.execute(
+                "UPDATE proposals SET attempts = ?, latest_build_id = ?, latest_model = ?, latest_failure_kind = NULL, "
+                "latest_build_status = 'PACKET' WHERE name = ? AND coalesce(attempts, 0) <= ?",
+                [attempt, build_id, model, name, attempt])
             self._artifact(con, packet, now)
             self._insert_new(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
                              [[build_id, "packet", packet.sha256]])
@@ -372,6 +376,8 @@ class ForgeRecords:
                 [status, failure_kind, prompt_tokens, completion_tokens, latency_ms, cost_usd, skill_sha256,
                  test_sha256, now, build_id],
             )
+            con.execute("UPDATE proposals SET latest_failure_kind = ?, latest_build_status = ? "
+                        "WHERE name = ? AND latest_build_id = ?", [failure_kind, status, row[0], build_id])
             if artifacts:  # a statement or two per table, however many artifacts the step produced
                 self._insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
                                  [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts])

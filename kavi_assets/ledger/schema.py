@@ -27,6 +27,17 @@ _UNINDEXED: tuple[tuple[str, str], ...] = (
                "started_at TIMESTAMPTZ NOT NULL, finished_at TIMESTAMPTZ"),
 )
 
+# Each proposal's latest build, and the proposal columns that mirror it (migration 4; the ledger's
+# bulk seeding in benchmarks/ledger_scale.py applies the same statement).
+LATEST_BUILDS = (
+    "SELECT proposal_name, attempt_number, build_id, model, failure_kind, status FROM builds "
+    "QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY attempt_number DESC) = 1"
+)
+LATEST_BUILD_SET = (
+    "attempts = b.attempt_number, latest_build_id = b.build_id, latest_model = b.model, "
+    "latest_failure_kind = b.failure_kind, latest_build_status = b.status"
+)
+
 # Each migration is (version, statements). Never edit a released migration: append a new one.
 MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     (
@@ -230,6 +241,20 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             )),
             "DROP INDEX IF EXISTS idx_events_proposal",
             "DROP INDEX IF EXISTS idx_promotions_proposal",
+        ),
+    ),
+    (
+        4,
+        # `kavi status` lists every proposal with its latest attempt: finding each proposal's latest build read the
+        # whole builds table (three rows per proposal and growing). The proposal row carries its latest attempt,
+        # written in the same transaction as the build row it mirrors, so the listing reads one row per proposal.
+        (
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS attempts INTEGER DEFAULT 0",
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS latest_build_id VARCHAR",
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS latest_model VARCHAR",
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS latest_failure_kind VARCHAR",
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS latest_build_status VARCHAR",
+            f"UPDATE proposals SET {LATEST_BUILD_SET} FROM ({LATEST_BUILDS}) b WHERE b.proposal_name = proposals.name",
         ),
     ),
 )

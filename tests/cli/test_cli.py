@@ -192,3 +192,27 @@ def test_doctor_on_a_broken_home(trusted_home: KaviHome) -> None:
     assert res.exit_code == 1
     assert checks["registry and trusted files"]["status"] == "fail" and checks["registry and trusted files"]["fix"]
     assert checks["execution log"]["status"] == "warn"
+
+
+def test_long_status_listings_stay_complete(kavi_home: KaviHome, proposal_data: dict[str, Any],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a hundred rows the JSON is one object per line (C encoder) and past the rich-table limit the table is
+    plain aligned text: the same rows, every one of them."""
+    from kavi_assets.cli import main as cli_main
+
+    ctx = ForgeContext.open(kavi_home, lambda: None)
+    names = [f"skill_{i:03d}" for i in range(120)]
+    with ctx.records.session():
+        for name in names:
+            ctx.records.register_proposal(parse_proposal({**proposal_data, "name": name}), source_path=None,
+                                            complexity=0.1)
+    res = runner.invoke(app, ["status", "--json"])
+    assert res.exit_code == 0
+    assert json.loads(res.output) == json.loads(json.dumps(ctx.records.list_status()))
+    monkeypatch.setattr(cli_main, "_RICH_TABLE_MAX_ROWS", 50)
+    res = runner.invoke(app, ["status"])
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert lines[0].endswith(": 120 proposals") and lines[1].split() == ["skill", "class", "status", "attempts",
+                                                                          "latest", "model", "failure"]
+    assert [line.split()[:4] for line in lines[2:]] == [[n, "READ_ONLY", "PROPOSED", "0"] for n in names]

@@ -190,3 +190,51 @@ def test_migration_3_keeps_every_row(tmp_path: Path) -> None:
     assert records.build_artifacts("b1") == {"packet": "c1"}
     assert [g["gate"] for g in records.gate_results("b1")] == ["ruff"]
     assert records.lineage_edges("word_count")[0]["kind"] == "build_packet"
+
+
+def test_the_proposal_row_mirrors_its_latest_attempt(tmp_path: Path, proposal_data: dict[str, Any]) -> None:
+    """Schema 4: the listing reads the proposals table alone; it must say what the builds table says."""
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    _propose(records, "word_count", proposal_data)
+    for attempt, (status, kind) in enumerate((("VERIFY_FAILED", "VERIFY_TEST"), ("VERIFIED", None)), start=1):
+        records.start_build("word_count", run_id=None, model=f"model-{attempt}", endpoint="e",
+                            packet=_ref(f"pk{attempt}", "build_packet"), build_id=f"b{attempt}", attempt=attempt,
+                            parent_build_id=None, lineage_parent="spec")
+        row = records.list_status("word_count")[0]
+        assert (row["attempts"], row["latest_build"], row["model"], row["build_status"], row["failure_kind"]) == \
+            (attempt, f"b{attempt}", f"model-{attempt}", "PACKET", None)
+        records.finish_build(f"b{attempt}", status=status, failure_kind=kind)
+        row = records.list_status("word_count")[0]
+        assert (row["build_status"], row["failure_kind"]) == (status, kind)
+    # Finishing an older build again (a re-verification of attempt 1) leaves the latest attempt's mirror alone.
+    records.finish_build("b1", status="VERIFY_FAILED", failure_kind="VERIFY_LINT")
+    row = records.list_status("word_count")[0]
+    latest = records.latest_build("word_count")
+    assert latest is not None
+    assert (row["attempts"], row["latest_build"], row["model"], row["build_status"], row["failure_kind"]) == \
+        (latest.attempt_number, latest.build_id, latest.model, latest.status, latest.failure_kind)
+
+
+def test_migration_4_gives_every_proposal_its_latest_attempt(tmp_path: Path) -> None:
+    path = tmp_path / "l.duckdb"
+    con = duckdb.connect(str(path))
+    try:  # a ledger written by schema 3: two proposals, one with two attempts, one never built
+        con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        for version in (1, 2, 3):
+            for stmt in dict(MIGRATIONS)[version]:
+                con.execute(stmt)
+            con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+        for name in ("built_skill", "idle_skill"):
+            con.execute("INSERT INTO proposals VALUES (?, '{}', 'x', 'READ_ONLY', 0.1, 'FAILED', NULL, now(), now())",
+                        [name])
+        con.execute("INSERT INTO builds (build_id, proposal_name, attempt_number, model, status, failure_kind, "
+                    "started_at) VALUES ('b2', 'built_skill', 2, 'm2', 'VERIFY_FAILED', 'VERIFY_TYPE', now()), "
+                    "('b1', 'built_skill', 1, 'm1', 'VERIFY_FAILED', 'VERIFY_TEST', now())")
+    finally:
+        con.close()
+    records = ForgeRecords(Ledger(path))
+    rows = {r["name"]: r for r in records.list_status()}
+    assert (rows["built_skill"]["attempts"], rows["built_skill"]["latest_build"], rows["built_skill"]["model"],
+            rows["built_skill"]["failure_kind"], rows["built_skill"]["build_status"]) == \
+        (2, "b2", "m2", "VERIFY_TYPE", "VERIFY_FAILED")
+    assert (rows["idle_skill"]["attempts"], rows["idle_skill"]["latest_build"]) == (0, None)
