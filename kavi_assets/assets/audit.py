@@ -22,9 +22,12 @@ CHECK_TRUST = "trust_intact"
 )
 def trust_audit(home: SkillsHomeResource, gates: GateRunnerResource) -> dg.MaterializeResult:  # type: ignore[type-arg]
     h = home.home()
-    report = audit(ForgeRecords(Ledger(h.ledger_path)), h, policy_path=gates.settings().policy_path)
+    report = audit(ForgeRecords(Ledger(h.ledger_path)), h, policy_path=gates.settings().policy_path,
+                   refresh_stale=True)
     problems = report.problems()
     md = "\n".join(f"- {p}" for p in problems) if problems else "every promotion, registry entry and file checks out"
+    if report.registry_note:
+        md += f"\n\n(note: {report.registry_note})"
     return dg.MaterializeResult(
         metadata={
             "ok": dg.MetadataValue.bool(report.ok),

@@ -73,8 +73,11 @@ def _trust(home: KaviHome) -> Check:
         return Check("registry and trusted files", "fail", "; ".join(report.problems()[:5]),
                      "a changed trusted file must be re-forged (kavi forge NAME); a registry drift is fixed by "
                      "materializing forge/skill_registry; an edited promotion record needs investigation")
-    return Check("registry and trusted files", "ok",
-                 f"{report.checked_skills} trusted skills match their hashes; {report.promotions} promotions chained")
+    detail = f"{report.checked_skills} trusted skills match their hashes; {report.promotions} promotions chained"
+    if report.registry_note:
+        return Check("registry and trusted files", "warn", f"{detail}; {report.registry_note}",
+                     "run `kavi verify` (or let the refresh_registry sensor run) to regenerate registry.json")
+    return Check("registry and trusted files", "ok", detail)
 
 
 def _endpoint() -> Check:

@@ -223,10 +223,12 @@ def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
     from kavi_assets.promotion.audit import audit
 
     h = _home(home)
-    report = audit(_records(h), h)
+    report = audit(_records(h), h, refresh_stale=True)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
+        if report.registry_note:
+            console.print(f"[yellow]![/] {report.registry_note}", highlight=False)
         for p in report.problems():
             console.print(f"[red]✗[/] {p}", highlight=False)
         if report.ok:

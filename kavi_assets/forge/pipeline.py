@@ -21,7 +21,6 @@ from kavi_assets.lifecycle import FailureKind, ProposalStatus
 from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
 from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind
 from kavi_assets.llm.prompts import build_headers, render_advice_messages, render_build_messages
-from kavi_assets.promotion.registry import write_registry
 from kavi_assets.proposals.model import Proposal
 from kavi_assets.research.classifier import AttemptFailure, classify
 from kavi_assets.research.escalation import EscalationInput, Trigger, triggers_for
@@ -592,20 +591,19 @@ def approve(ctx: ForgeContext, name: str, approved_by: str) -> BuildRow:
 
 def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     """Promote the latest verified attempt when it has an approval (or an auto-approve policy covers it)."""
+    # The registry file, a projection of every trusted skill, is not rewritten here: that made each promotion pay
+    # for the size of the registry. The `forge/skill_registry` asset regenerates it; the `refresh_registry` sensor
+    # materializes that asset when the ledger's promotions moved (one rewrite for a burst of them), and the CLI
+    # commands that promote refresh it when they finish.
     with ctx.records.session():  # one connection and one transaction for the whole step
-        out = _promote(ctx, name)
-    if out.promoted:
-        # The registry file is a projection of the ledger: written once the promotion is committed, without
-        # holding the ledger while a file as large as the registry is written.
-        write_registry(ctx.records, ctx.home.registry_path)
-    return out
+        return _promote(ctx, name)
 
 
 def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     row = ctx.records.require_proposal(name)
     if row.status is ProposalStatus.TRUSTED:
         latest = ctx.records.latest_build(name)
-        trusted = {t.name: t for t in ctx.records.trusted()}
+        trusted = {t.name: t for t in ctx.records.trusted(name)}
         if name in trusted and latest is not None and trusted[name].build_id == latest.build_id:
             return PromotionOutcome(False, "already trusted", latest.build_id, trusted[name].source_sha256,
                                     trusted[name].approved_by, trusted[name].skill_path)

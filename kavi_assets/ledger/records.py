@@ -633,11 +633,22 @@ class ForgeRecords:
             expected_seq = row.seq + 1
         return problems
 
-    def trusted(self) -> list[TrustedRecord]:
-        """The latest promotion of every proposal that is TRUSTED now."""
+    def registry_mark(self) -> tuple[int, int]:
+        """(last promotion sequence number, number of TRUSTED proposals): it changes whenever the set of trusted
+        skills or any entry of it changes (a promotion adds a sequence number; a demotion lowers the count), so the
+        registry projection is regenerated when, and only when, the mark moved."""
+        with self.ledger.connect() as con:
+            seq = con.execute("SELECT coalesce(max(seq), 0) FROM promotions").fetchone()
+            count = con.execute("SELECT count(*) FROM proposals WHERE status = 'TRUSTED'").fetchone()
+        return (int(seq[0]) if seq else 0, int(count[0]) if count else 0)
+
+    def trusted(self, name: str | None = None) -> list[TrustedRecord]:
+        """The latest promotion of every proposal that is TRUSTED now (or of NAME only)."""
+        only_p = "AND p.name = $name" if name is not None else ""
+        only_pr = "WHERE proposal_name = $name" if name is not None else ""
         with self.ledger.connect() as con:
             rows = con.execute(
-                """
+                f"""
                 SELECT p.name, p.side_effect_class,
                        coalesce(CAST(json_extract(p.spec_json, '$.required_secrets') AS VARCHAR[]), []),
                        pr.build_id, pr.source_sha256, pr.test_sha256, pr.skill_path, pr.approved_by,
@@ -645,12 +656,13 @@ class ForgeRecords:
                 FROM proposals p
                 JOIN (
                     SELECT proposal_name, build_id, source_sha256, test_sha256, skill_path, approved_by, created_at
-                    FROM promotions
+                    FROM promotions {only_pr}
                     QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY seq DESC) = 1
                 ) pr ON pr.proposal_name = p.name
-                WHERE p.status = 'TRUSTED'
+                WHERE p.status = 'TRUSTED' {only_p}
                 ORDER BY p.name
-                """
+                """,
+                {"name": name} if name is not None else None,
             ).fetchall()
         # The spec was validated when it was recorded: the database reads its declared secrets (a model validation
         # per trusted skill made every promotion pay for the size of the registry).

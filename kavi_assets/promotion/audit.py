@@ -7,7 +7,7 @@ from typing import Any
 from kavi_assets.home import KaviHome
 from kavi_assets.ledger.artifacts import sha256_bytes
 from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.promotion.registry import registry_drift
+from kavi_assets.promotion.registry import registry_drift, registry_file_mark, write_registry
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,9 @@ class AuditReport:
     policy_problems: list[str] = field(default_factory=list)
     checked_skills: int = 0
     promotions: int = 0
+    # Not a problem: the registry file was behind the ledger (it is a projection, regenerated after promotions
+    # by the refresh_registry sensor); says whether the audit regenerated it.
+    registry_note: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -35,12 +38,31 @@ class AuditReport:
             "registry_problems": self.registry_problems,
             "file_problems": self.file_problems,
             "policy_problems": self.policy_problems,
+            "registry_note": self.registry_note,
         }
 
 
-def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = None) -> AuditReport:
+def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = None,
+          refresh_stale: bool = False) -> AuditReport:
+    """Check the hash chain, every trusted file (hash and today's policy) and the registry projection.
+
+    The registry file records the ledger state it was generated at. Generated at the current state, its content
+    must match the ledger exactly (a difference is an edit: a problem). Generated earlier (or missing, or without
+    a mark), it is only behind: with `refresh_stale` the audit regenerates it, otherwise it says so in a note.
+    """
     chain = records.verify_promotion_chain()
-    registry = registry_drift(records, home.registry_path)
+    mark, file_mark = records.registry_mark(), registry_file_mark(home.registry_path)
+    note = None
+    if file_mark != mark:
+        behind = (f"registry.json was generated at promotion #{file_mark[0]} ({file_mark[1]} trusted)"
+                  if file_mark else "registry.json is missing or carries no ledger mark")
+        now = f"the ledger is at promotion #{mark[0]} ({mark[1]} trusted)"
+        if refresh_stale:
+            write_registry(records, home.registry_path)
+            note = f"{behind}; {now}: regenerated"
+        else:
+            note = f"{behind}; {now}: the refresh_registry sensor or `kavi verify` regenerates it"
+    registry = registry_drift(records, home.registry_path) if refresh_stale or file_mark == mark else []
     files: list[str] = []
     policy: list[str] = []
     trusted = records.trusted()
@@ -56,7 +78,7 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
                          f"ledger {t.source_sha256[:16]}…)")
             continue
         policy += _rescan(t.name, data, t.side_effect_class, t.required_secrets, policy_path)
-    return AuditReport(chain, registry, files, policy, len(trusted), len(records.promotions()))
+    return AuditReport(chain, registry, files, policy, len(trusted), len(records.promotions()), note)
 
 
 def _rescan(name: str, data: bytes, side_effect: Any, secrets: tuple[str, ...], policy_path: Path | None) -> list[str]:

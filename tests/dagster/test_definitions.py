@@ -26,7 +26,8 @@ def test_definitions_load_with_expected_keys() -> None:
     for job in ("forge", "promote", "registry", "learn", "trust_audit", "ingest_executions"):
         assert defs.resolve_job_def(job) is not None
     sensors = {s.name for s in repo.sensor_defs}
-    assert {"proposal_intake", "retry_failed_attempts", "learn_model_outcomes", "promote_approved"} <= sensors
+    assert {"proposal_intake", "retry_failed_attempts", "learn_model_outcomes", "promote_approved",
+            "refresh_registry"} <= sensors
     assert {s.name for s in repo.schedule_defs} == {"hourly_trust_audit", "ingest_execution_log"}
 
 

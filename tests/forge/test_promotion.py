@@ -10,6 +10,7 @@ from kavi_assets.gates.types import ALL_GATES, GateResult
 from kavi_assets.home import KaviHome
 from kavi_assets.ledger.artifacts import sha256_bytes
 from kavi_assets.lifecycle import ProposalStatus, Verdict
+from kavi_assets.promotion.registry import registry_drift, write_registry
 from kavi_assets.proposals.model import parse_proposal
 from kavi_assets.skills.base import SideEffectClass
 
@@ -77,7 +78,11 @@ def test_waits_for_approval_then_promotes(kavi_home: KaviHome, proposal_data: di
     assert out.promoted and out.approved_by == "ana"
     assert sha256_bytes(kavi_home.skill_file("word_count").read_bytes()) == sha256_bytes(SOURCE)
     assert ctx.records.require_proposal("word_count").status is ProposalStatus.TRUSTED
-    assert kavi_home.registry_path.exists()
+    # The promotion step leaves the registry projection to the skill_registry asset (it grew with the registry).
+    assert not kavi_home.registry_path.exists()
+    assert registry_drift(ctx.records, kavi_home.registry_path)
+    write_registry(ctx.records, kavi_home.registry_path)
+    assert registry_drift(ctx.records, kavi_home.registry_path) == []
     assert ctx.records.verify_promotion_chain() == []
 
 
