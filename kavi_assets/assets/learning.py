@@ -6,7 +6,12 @@ import dagster as dg
 
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger
-from kavi_assets.routing.posteriors import Outcome, compute_posteriors, plot_posteriors, posteriors_markdown
+from kavi_assets.routing.posteriors import (
+    OutcomeCounts,
+    plot_posteriors,
+    posteriors_from_counts,
+    posteriors_markdown,
+)
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
@@ -25,19 +30,15 @@ def model_posteriors(
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     h = home.home()
     records = ForgeRecords(Ledger(h.ledger_path))
-    rows = records.model_outcomes()
-    outcomes = [
-        Outcome(r["model"], r["task_type"], bool(r["success"]), r["latency_ms"] or 0.0, r["tokens"] or 0,
-                r["cost_usd"])
-        for r in rows
-    ]
-    models = sorted(set(llm.get_client().settings.models) | {o.model for o in outcomes})
-    posteriors = compute_posteriors(outcomes, models=models, prior_weight=gates.settings().prior_weight)
+    # Summed by the ledger: the learner reads one row per (model, task type), not every outcome ever recorded.
+    counts = [OutcomeCounts(*row) for row in records.outcome_summary()]
+    models = sorted(set(llm.get_client().settings.models) | {c.model for c in counts})
+    posteriors = posteriors_from_counts(counts, models=models, prior_weight=gates.settings().prior_weight)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     png = plot_posteriors(posteriors, h.root / "plots" / f"model_posteriors_{stamp}.png")
     return dg.MaterializeResult(
         metadata={
-            "outcomes": dg.MetadataValue.int(len(outcomes)),
+            "outcomes": dg.MetadataValue.int(sum(c.successes + c.failures for c in counts)),
             "models": dg.MetadataValue.json(models),
             "posteriors": dg.MetadataValue.md(posteriors_markdown(posteriors)),
             "plot": dg.MetadataValue.path(str(png)),

@@ -694,6 +694,19 @@ class ForgeRecords:
             for r in rows
         ]
 
+    def outcome_summary(self) -> list[tuple[str, str, int, int, float, int, float, int]]:
+        """Per (model, task type), summed by the database: successes, failures, the sum and number of non-zero
+        latencies, the sum and number of costs. The learner reads these few rows, not every outcome."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT model, task_type, count(*) FILTER (WHERE success), count(*) FILTER (WHERE NOT success), "
+                "coalesce(sum(latency_ms) FILTER (WHERE latency_ms <> 0), 0), "
+                "count(latency_ms) FILTER (WHERE latency_ms <> 0), coalesce(sum(cost_usd), 0), count(cost_usd) "
+                "FROM model_outcomes GROUP BY model, task_type ORDER BY min(created_at), model, task_type"
+            ).fetchall()
+        return [(str(r[0]), str(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]), float(r[6]), int(r[7]))
+                for r in rows]
+
     def outcome_counts(self, task_type: str) -> dict[str, tuple[int, int, float | None]]:
         """Per model, for one task type: (successes, failures, mean cost of the outcomes that have one).
 

@@ -1,6 +1,5 @@
 """Beta posteriors of each model's success per task type, learned from attempt outcomes."""
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,6 +46,35 @@ def prior_params(prior_weight: float = 2.0, p0: float = 0.5) -> tuple[float, flo
     return prior_weight * p0, prior_weight * (1.0 - p0)
 
 
+@dataclass(frozen=True)
+class OutcomeCounts:
+    """The outcomes of one (model, task type), summed: what a posterior needs, however many attempts there were."""
+
+    model: str
+    task_type: str
+    successes: int
+    failures: int
+    latency_sum_ms: float = 0.0  # over the outcomes with a (non-zero) latency
+    latency_n: int = 0
+    cost_sum_usd: float = 0.0  # over the outcomes with a cost
+    cost_n: int = 0
+
+
+def count_outcomes(outcomes: Iterable[Outcome]) -> list[OutcomeCounts]:
+    """Sum outcomes per (model, task type), in order of first appearance."""
+    acc: dict[tuple[str, str], list[float]] = {}
+    for o in outcomes:
+        a = acc.setdefault((o.model, o.task_type), [0, 0, 0.0, 0, 0.0, 0])
+        a[0 if o.success else 1] += 1
+        if o.latency_ms:
+            a[2] += o.latency_ms
+            a[3] += 1
+        if o.cost_usd is not None:
+            a[4] += o.cost_usd
+            a[5] += 1
+    return [OutcomeCounts(m, t, int(a[0]), int(a[1]), a[2], int(a[3]), a[4], int(a[5])) for (m, t), a in acc.items()]
+
+
 def compute_posteriors(
     outcomes: Iterable[Outcome],
     *,
@@ -56,37 +84,39 @@ def compute_posteriors(
     p0: float = 0.5,
 ) -> list[Posterior]:
     """Beta(α0 + successes, β0 + failures) for every (model, task type) seen or asked for."""
+    return posteriors_from_counts(count_outcomes(outcomes), models=models, task_types=task_types,
+                                  prior_weight=prior_weight, p0=p0)
+
+
+def posteriors_from_counts(
+    counts: Iterable[OutcomeCounts],
+    *,
+    models: Sequence[str],
+    task_types: Sequence[str] = (),
+    prior_weight: float = 2.0,
+    p0: float = 0.5,
+) -> list[Posterior]:
+    """The posteriors of `compute_posteriors`, from outcomes already summed (by the ledger, in SQL)."""
     a0, b0 = prior_params(prior_weight, p0)
-    succ: dict[tuple[str, str], int] = defaultdict(int)
-    fail: dict[tuple[str, str], int] = defaultdict(int)
-    lat: dict[tuple[str, str], list[float]] = defaultdict(list)
-    cost: dict[tuple[str, str], list[float]] = defaultdict(list)
+    by_key: dict[tuple[str, str], OutcomeCounts] = {}
     seen_types: set[str] = set(task_types)
     all_models: list[str] = list(dict.fromkeys(models))
-    for o in outcomes:
-        key = (o.model, o.task_type)
-        seen_types.add(o.task_type)
-        if o.model not in all_models:
-            all_models.append(o.model)
-        if o.success:
-            succ[key] += 1
-        else:
-            fail[key] += 1
-        if o.latency_ms:
-            lat[key].append(o.latency_ms)
-        if o.cost_usd is not None:
-            cost[key].append(o.cost_usd)
+    for c in counts:
+        by_key[(c.model, c.task_type)] = c
+        seen_types.add(c.task_type)
+        if c.model not in all_models:
+            all_models.append(c.model)
     out: list[Posterior] = []
     for ttype in sorted(seen_types):
         for model in all_models:
-            key = (model, ttype)
-            s, f = succ[key], fail[key]
+            c = by_key.get((model, ttype)) or OutcomeCounts(model, ttype, 0, 0)
+            s, f = c.successes, c.failures
             a, b = a0 + s, b0 + f
             out.append(Posterior(
                 model=model, task_type=ttype, alpha=a, beta=b, successes=s, failures=f, mean=a / (a + b),
                 ci_low=beta_ppf(0.025, a, b), ci_high=beta_ppf(0.975, a, b),
-                mean_latency_ms=sum(lat[key]) / len(lat[key]) if lat[key] else None,
-                mean_cost_usd=sum(cost[key]) / len(cost[key]) if cost[key] else None, n=s + f,
+                mean_latency_ms=c.latency_sum_ms / c.latency_n if c.latency_n else None,
+                mean_cost_usd=c.cost_sum_usd / c.cost_n if c.cost_n else None, n=s + f,
             ))
     return out
 

@@ -238,3 +238,42 @@ def test_migration_4_gives_every_proposal_its_latest_attempt(tmp_path: Path) -> 
             rows["built_skill"]["failure_kind"], rows["built_skill"]["build_status"]) == \
         (2, "b2", "m2", "VERIFY_TYPE", "VERIFY_FAILED")
     assert (rows["idle_skill"]["attempts"], rows["idle_skill"]["latest_build"]) == (0, None)
+
+
+def test_migration_5_leaves_proposals_and_promotions_keyless_and_whole(tmp_path: Path,
+                                                                      proposal_data: dict[str, Any]) -> None:
+    """A keyed table's insert rewrote its row group and index at every checkpoint (growing with the ledger);
+    after migration 5 the records keep names unique and the chain keeps its sequence."""
+    path = tmp_path / "l.duckdb"
+    con = duckdb.connect(str(path))
+    try:  # a ledger written by schema 4 with a proposal and a promotion
+        con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        for version in (1, 2, 3, 4):
+            for stmt in dict(MIGRATIONS)[version]:
+                con.execute(stmt)
+            con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    finally:
+        con.close()
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("INSERT INTO proposals (name, spec_json, spec_sha256, side_effect_class, complexity, status, "
+                    "source_path, created_at, updated_at, attempts) VALUES ('word_count', '{}', 'x', 'READ_ONLY', "
+                    "0.1, 'TRUSTED', NULL, now(), now(), 2)")
+        con.execute("INSERT INTO promotions VALUES (1, 'word_count', 'b1', 'VERIFIED', 'TRUSTED', 'ana', 'ab', NULL, "
+                    "'skills/word_count.py', 'p', 'r', now())")
+    finally:
+        con.close()
+    records = ForgeRecords(Ledger(path))
+    assert records.ledger.schema_version() == SCHEMA_VERSION
+    with records.ledger.connect() as c:
+        keyed = {r[0] for r in c.execute("SELECT table_name FROM duckdb_constraints() "
+                                         "WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')").fetchall()}
+        indexed = {r[0] for r in c.execute("SELECT table_name FROM duckdb_indexes()").fetchall()}
+        assert c.execute("SELECT name, status, attempts FROM proposals").fetchall() == [("word_count", "TRUSTED", 2)]
+        assert c.execute("SELECT seq, build_id FROM promotions").fetchall() == [(1, "b1")]
+    assert not (keyed | indexed) & {"proposals", "promotions"}
+    # Names stay unique without the key: registering again revises the one row.
+    _propose(records, "word_count", proposal_data)
+    _propose(records, "word_count", proposal_data, description="A revised description of the skill.")
+    with records.ledger.connect() as c:
+        assert c.execute("SELECT count(*) FROM proposals WHERE name = 'word_count'").fetchone() == (1,)
