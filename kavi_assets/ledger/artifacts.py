@@ -1,10 +1,10 @@
 """Content-addressed artifact files: `<home>/artifacts/sha256/ab/<hash>`, written once, never overwritten."""
 
-import contextlib
 import hashlib
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 
@@ -22,6 +22,10 @@ class ArtifactRef:
     kind: str
     size: int
     path: Path
+    # When the `put` that returned this ref created the file (UTC), else None. The ledger records an artifact only
+    # after its file is stored, so any row or lineage edge of it is younger than this: the ledger looks for one
+    # among recent rows only, not through tables that grow with every attempt.
+    stored_at: datetime | None = field(default=None, compare=False)
 
 
 class ArtifactStore:
@@ -38,6 +42,8 @@ class ArtifactStore:
         if target.exists():
             return ArtifactRef(digest, kind, len(data), target)
         target.parent.mkdir(parents=True, exist_ok=True)
+        # A second of slack: the ledger's timestamps may come from another process's clock reading.
+        before = datetime.now(UTC) - timedelta(seconds=1)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -46,11 +52,14 @@ class ArtifactStore:
                 os.fsync(fh.fileno())
             os.chmod(tmp, 0o444)
             # link() fails if the name exists, so a racing writer can never replace stored bytes.
-            with contextlib.suppress(FileExistsError):
+            stored_at: datetime | None = before
+            try:
                 os.link(tmp, target)
+            except FileExistsError:
+                stored_at = None
         finally:
             os.unlink(tmp)
-        return ArtifactRef(digest, kind, len(data), target)
+        return ArtifactRef(digest, kind, len(data), target, stored_at=stored_at)
 
     def get(self, digest: str) -> bytes:
         data = self.path_for(digest).read_bytes()

@@ -343,8 +343,9 @@ class ForgeRecords:
                 "latest_build_status = 'PACKET' WHERE name = ? AND coalesce(attempts, 0) <= ?",
                 [attempt, build_id, model, name, attempt])
             self._artifact(con, packet, now)
+            # The build row was inserted just now (its id checked above): it has no artifact rows yet.
             self._insert_new(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
-                             [[build_id, "packet", packet.sha256]])
+                             [[build_id, "packet", packet.sha256]], absent=True)
             self._lineage(con, lineage_parent, packet, "packet_of", build_id, name, now)
 
     def finish_build(
@@ -380,12 +381,14 @@ class ForgeRecords:
                         "WHERE name = ? AND latest_build_id = ?", [failure_kind, status, row[0], build_id])
             if artifacts:  # a statement or two per table, however many artifacts the step produced
                 self._insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
-                                 [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts])
+                                 [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts],
+                                 newer_than=[ref.stored_at for _, ref, _, _ in artifacts])
                 self._replace(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
                               [[build_id, role, ref.sha256] for role, ref, _, _ in artifacts])
                 self._insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
                                  [[parent, ref.sha256, relation, build_id, str(row[0]), now, ref.kind, ref.size]
-                                  for _, ref, parent, relation in artifacts])
+                                  for _, ref, parent, relation in artifacts],
+                                 newer_than=[ref.stored_at for _, ref, _, _ in artifacts])
 
     def artifacts_of_builds(self, build_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """`build_artifacts` of several builds in one query: build id -> role -> sha256."""
@@ -731,22 +734,37 @@ class ForgeRecords:
 
     @staticmethod
     def _insert_new(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],
-                    rows: Sequence[Sequence[Any]]) -> None:
-        """INSERT OR IGNORE: the rows whose key is neither in the table nor earlier in `rows`, in one statement."""
+                    rows: Sequence[Sequence[Any]], newer_than: Sequence[datetime | None] | None = None,
+                    absent: bool = False) -> None:
+        """INSERT OR IGNORE: the rows whose key is neither in the table nor earlier in `rows`.
+
+        `newer_than[i]`, when set, says any row with row i's key was created after that time (its artifact was
+        stored then): the lookup reads only the rows created since, which DuckDB finds by the row groups'
+        time ranges instead of scanning the table. With `absent` the caller knows no key can be there yet.
+        """
         at = [cols.index(k) for k in key]
         seen: set[tuple[Any, ...]] = set()
-        fresh = []
-        for r in rows:
-            k = tuple(r[i] for i in at)
+        groups: dict[datetime | None, list[Sequence[Any]]] = {}
+        for i, r in enumerate(rows):
+            k = tuple(r[j] for j in at)
             if k not in seen:
                 seen.add(k)
-                fresh.append(r)
-        if not fresh:
+                groups.setdefault(newer_than[i] if newer_than is not None else None, []).append(r)
+        row_sql = "(" + ", ".join("?" for _ in cols) + ")"
+        if absent:
+            fresh = [r for g in groups.values() for r in g]
+            if fresh:
+                con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {', '.join(row_sql for _ in fresh)}",
+                            [x for r in fresh for x in r])
             return
-        values = ", ".join("(" + ", ".join("?" for _ in cols) + ")" for _ in fresh)
         same = " AND ".join(f"t.{k} = v.{k}" for k in key)
-        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (VALUES {values}) v({', '.join(cols)}) "
-                    f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same})", [x for r in fresh for x in r])
+        # Recent rows first: the bound is the oldest of the group (one statement per distinct bound).
+        for since, group in groups.items():
+            values = ", ".join(row_sql for _ in group)
+            recent = " AND t.created_at >= ?" if since is not None else ""
+            con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (VALUES {values}) "
+                        f"v({', '.join(cols)}) WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same}{recent})",
+                        [x for r in group for x in r] + ([since] if since is not None else []))
 
     @staticmethod
     def _replace(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],
@@ -764,7 +782,7 @@ class ForgeRecords:
     @classmethod
     def _artifact(cls, con: duckdb.DuckDBPyConnection, ref: ArtifactRef, now: datetime) -> None:
         cls._insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
-                        [[ref.sha256, ref.kind, ref.size, str(ref.path), now]])
+                        [[ref.sha256, ref.kind, ref.size, str(ref.path), now]], newer_than=[ref.stored_at])
 
     @classmethod
     def _lineage(
@@ -773,7 +791,8 @@ class ForgeRecords:
     ) -> None:
         """An edge parent → child, with the child's kind and size; an edge already recorded is kept as it was."""
         cls._insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
-                        [[parent, child.sha256, relation, build_id, name, now, child.kind, child.size]])
+                        [[parent, child.sha256, relation, build_id, name, now, child.kind, child.size]],
+                        newer_than=[child.stored_at])
 
     def lineage_edges(self, name: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:

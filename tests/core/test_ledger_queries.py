@@ -277,3 +277,29 @@ def test_migration_5_leaves_proposals_and_promotions_keyless_and_whole(tmp_path:
     _propose(records, "word_count", proposal_data, description="A revised description of the skill.")
     with records.ledger.connect() as c:
         assert c.execute("SELECT count(*) FROM proposals WHERE name = 'word_count'").fetchone() == (1,)
+
+
+def test_a_freshly_stored_artifact_is_recorded_once_with_a_bounded_lookup(tmp_path: Path,
+                                                                         proposal_data: dict[str, Any]) -> None:
+    """A ref from a `put` that created the file carries its store time: the ledger looks for its rows among those
+    created since (not through the whole table) and still records it once, however often it is passed."""
+    from kavi_assets.ledger.artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path / "artifacts")
+    records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
+    _propose(records, "word_count", proposal_data)
+    packet = store.put(b"packet bytes", "build_packet")
+    assert packet.stored_at is not None and store.put(b"packet bytes", "build_packet").stored_at is None
+    records.start_build("word_count", run_id=None, model="m", endpoint="e", packet=packet, build_id="b1", attempt=1,
+                        parent_build_id=None, lineage_parent="spec")
+    report = store.put(b"report bytes", "verification_report")
+    for _ in range(2):  # the same fresh refs again: no second row, no second edge
+        records.record_artifact(packet)
+        records.finish_build("b1", status="VERIFIED", failure_kind=None,
+                             artifacts=[("report", report, packet.sha256, "report_of"),
+                                        ("report", report, packet.sha256, "report_of")])
+    with records.ledger.connect() as con:
+        assert con.execute("SELECT sha256, count(*) FROM artifacts GROUP BY 1 ORDER BY 1").fetchall() == \
+            sorted([(packet.sha256, 1), (report.sha256, 1)])
+        assert con.execute("SELECT relation, count(*) FROM lineage GROUP BY 1 ORDER BY 1").fetchall() == \
+            [("packet_of", 1), ("report_of", 1)]
