@@ -48,7 +48,8 @@ def check(
         err.print(f"error: {e}", highlight=False, markup=False)
         raise typer.Exit(2) from None
     if not violations:
-        console.print(f"[green]pass[/]: {file} uses no capability beyond {cls.value}", highlight=False)
+        console.print(f"[green]pass[/]: {file} uses no capability beyond {cls.value}", highlight=False,
+                      soft_wrap=True)
         return
     table = Table(title=f"{file}: {len(violations)} violation(s) for {cls.value}")
     for col in ("rule", "line", "source", "why"):
@@ -57,7 +58,9 @@ def check(
         table.add_row(v.rule_id, str(v.line), v.source.strip(), v.why)
     console.print(table)
     rules = ", ".join(sorted({v.rule_id for v in violations}))
-    console.print(f"fail: {file}: {len(violations)} violation(s): {rules}", highlight=False, markup=False)
+    # The verdict line is for scripts too: never wrapped, whatever the terminal width or the file path's length.
+    console.print(f"fail: {file}: {len(violations)} violation(s): {rules}", highlight=False, markup=False,
+                  soft_wrap=True)
     raise typer.Exit(1)
 
 

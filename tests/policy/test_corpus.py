@@ -244,12 +244,17 @@ def test_user_policy_cannot_widen(tmp_path: Path) -> None:
 
 
 # -- `kavi check` ----------------------------------------------------------------------------------------------
-def test_kavi_check_rejects_a_hostile_file_with_its_rule() -> None:
+def test_kavi_check_rejects_a_hostile_file_with_its_rule(tmp_path: Path) -> None:
     path = CORPUS / "hostile" / "process_os_alias_system.py"
-    res = runner.invoke(app, ["check", str(path), "--side-effect", "READ_ONLY"])
-    assert res.exit_code == 1, res.output
-    assert "POL-PROCESS" in res.output
-    assert "violation(s): POL-PROCESS" in res.output
+    # The verdict line stays one line however long the file's path is (a short and a long checkout location).
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / path.name
+    deep.parent.mkdir(parents=True)
+    deep.write_bytes(path.read_bytes())
+    for target in (path, deep):
+        res = runner.invoke(app, ["check", str(target), "--side-effect", "READ_ONLY"])
+        assert res.exit_code == 1, res.output
+        assert "POL-PROCESS" in res.output
+        assert f"fail: {target}: 2 violation(s): POL-PROCESS" in res.output
 
 
 def test_kavi_check_passes_a_benign_file() -> None:
