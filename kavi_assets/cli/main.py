@@ -82,15 +82,6 @@ def _no_llm() -> Any:
     raise RuntimeError("this command does not call a model")
 
 
-def refresh_registry_file(h: KaviHome) -> None:
-    """Regenerate registry.json from the ledger unless it is already current."""
-    from kavi_assets.promotion.registry import registry_file_mark, write_registry
-
-    records = _records(h)
-    if registry_file_mark(h.registry_path) != records.registry_mark():
-        write_registry(records, h.registry_path)
-
-
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
@@ -106,7 +97,9 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     if row.status.value == "TRUSTED":
         # The forge run does not rewrite the registry projection (see pipeline.promote): the command that
         # promoted does, as `kavi approve` and `kavi demo` do, so the file is current when the command returns.
-        refresh_registry_file(h)
+        from kavi_assets.promotion.registry import refresh_registry_file
+
+        refresh_registry_file(records, h.registry_path)
     return {
         "name": name,
         "errors": run.errors,

@@ -751,20 +751,17 @@ class ForgeRecords:
                 seen.add(k)
                 groups.setdefault(newer_than[i] if newer_than is not None else None, []).append(r)
         row_sql = "(" + ", ".join("?" for _ in cols) + ")"
-        if absent:
-            fresh = [r for g in groups.values() for r in g]
-            if fresh:
-                con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {', '.join(row_sql for _ in fresh)}",
-                            [x for r in fresh for x in r])
-            return
         same = " AND ".join(f"t.{k} = v.{k}" for k in key)
-        # Recent rows first: the bound is the oldest of the group (one statement per distinct bound).
-        for since, group in groups.items():
+        for since, group in groups.items():  # one statement per distinct bound (usually one)
             values = ", ".join(row_sql for _ in group)
+            params = [x for r in group for x in r]
+            if absent:
+                con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {values}", params)
+                continue
             recent = " AND t.created_at >= ?" if since is not None else ""
             con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (VALUES {values}) "
                         f"v({', '.join(cols)}) WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same}{recent})",
-                        [x for r in group for x in r] + ([since] if since is not None else []))
+                        params + ([since] if since is not None else []))
 
     @staticmethod
     def _replace(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],

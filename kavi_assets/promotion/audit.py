@@ -62,7 +62,9 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
             note = f"{behind}; {now}: regenerated"
         else:
             note = f"{behind}; {now}: the refresh_registry sensor or `kavi verify` regenerates it"
-    registry = registry_drift(records, home.registry_path) if refresh_stale or file_mark == mark else []
+    # Compared only when it claims the current state: a file just regenerated is the projection itself, and one
+    # that is behind differs by design.
+    registry = registry_drift(records, home.registry_path) if file_mark == mark else []
     files: list[str] = []
     policy: list[str] = []
     trusted = records.trusted()

@@ -66,12 +66,37 @@ def write_registry(records: ForgeRecords, path: Path) -> dict[str, Any]:
 
 
 def registry_file_mark(path: Path) -> tuple[int, int] | None:
-    """The ledger mark the registry file was generated at, or None (missing, unreadable, or written before marks)."""
+    """The ledger mark the registry file was generated at, or None (missing, unreadable, or without a mark).
+
+    The sensor asks at every tick and the skills list is as long as the registry: a file laid out as
+    `registry_text` writes it is read up to its header's mark line; any other layout is parsed whole.
+    """
+    prefix = '  "ledger_mark": '
     try:
-        mark = json.loads(path.read_text(encoding="utf-8")).get("ledger_mark") or {}
-        return int(mark["last_promotion_seq"]), int(mark["trusted"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith(prefix):
+                    return _mark(json.loads(line[len(prefix):].rstrip().rstrip(",")))
+                if line.startswith('  "skills"'):
+                    break
+        return _mark(json.loads(path.read_text(encoding="utf-8")).get("ledger_mark"))
+    except (OSError, ValueError, AttributeError):
         return None
+
+
+def _mark(value: Any) -> tuple[int, int] | None:
+    try:
+        return int(value["last_promotion_seq"]), int(value["trusted"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def refresh_registry_file(records: ForgeRecords, path: Path) -> bool:
+    """Regenerate the registry file unless it is already at the ledger's mark; True when it was written."""
+    if registry_file_mark(path) == records.registry_mark():
+        return False
+    write_registry(records, path)
+    return True
 
 
 def registry_drift(records: ForgeRecords, path: Path) -> list[str]:
