@@ -1,90 +1,121 @@
-"""Runs inside the sandbox: loads the built skill from its file and runs the proposal's examples against it.
+"""Runs inside the gate sandbox, from the installed package (mounted read-only): calls the built skill on the
+proposal's example inputs and reports what it returned. It never sees an expected output: the forge compares
+outside the sandbox, so nothing here — and nothing the skill does — can fake a verdict.
 
-Reads a JSON job on stdin and prints one result line prefixed with RESULT_PREFIX (the skill may print too).
+The job arrives on stdin (a pipe the forge writes; no file holds it): the skill's name, the relative path and
+SHA-256 of its file, its side-effect class and declared secrets, and the cases — each an id, an input and its
+fixtures (vault files, HTTP responses, secrets). The skill is loaded exactly as `kavi run` loads it
+(`kavi_assets.skills.loading`) and gets the same handle classes: a `Vault`, an `HttpClient` (whose transport
+serves the fixtures instead of the network) and `DeclaredSecrets`. One result line, prefixed with
+RESULT_PREFIX and the job's nonce, goes to stdout.
 """
 
-import importlib.util
+import hashlib
 import json
-import math
+import os
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
 RESULT_PREFIX = "KAVI-ACCEPTANCE-RESULT:"
+MAX_OUTPUT_CHARS = 200_000
 
 
-def _equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b if isinstance(a, bool) and isinstance(b, bool) else False
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-9)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    return bool(a == b)
+def _fixture_transport(responses: dict[str, Any]) -> Any:
+    """An httpx transport answering GETs from the fixtures by normalised URL; anything else is a 404."""
+    import httpx
+
+    from kavi_assets.runtime.handles import normalize_url
+
+    table = {normalize_url(url): value for url, value in responses.items()}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        key = normalize_url(str(request.url))
+        if request.method != "GET" or key not in table:
+            return httpx.Response(404, text=f"no fixture response for {request.method} {key}")
+        value = table[key]
+        if isinstance(value, str):
+            return httpx.Response(200, text=value)
+        return httpx.Response(200, json=value)
+
+    return httpx.MockTransport(handler)
 
 
-def _load(skill_path: Path) -> Any:
-    from kavi_assets.skills.base import BaseSkill
+def _read_skill(rel: str, sha256: str) -> bytes:
+    fd = os.open(rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError("the skill file is not the one the forge verified (hash mismatch)")
+    return data
 
-    spec = importlib.util.spec_from_file_location(f"kavi_acceptance_{skill_path.stem}", skill_path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {skill_path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    classes = [v for v in vars(module).values()
-               if isinstance(v, type) and issubclass(v, BaseSkill) and v is not BaseSkill
-               and v.__module__ == module.__name__]
+
+def _load(job: dict[str, Any]) -> Any:
+    from kavi_assets.skills.loading import exec_skill_module, skill_classes
+
+    data = _read_skill(str(job["skill_file"]), str(job["sha256"]))
+    module = exec_skill_module(str(job["skill_name"]), data, str(job["sha256"]))
+    classes = skill_classes(module)
     if len(classes) != 1:
         raise TypeError(f"expected one BaseSkill subclass, found {len(classes)}")
     return classes[0]
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    from kavi_assets.runtime.handles import DeclaredSecrets, FixtureHttp, Vault
-    from kavi_assets.skills.base import SideEffectClass, SkillContext
+def _context(job: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any:
+    from kavi_assets.runtime.handles import HttpClient, Vault, context_for
+    from kavi_assets.skills.base import SideEffectClass
 
-    cls = _load(Path(job["skill_path"]))
+    # Fixture files go in through the vault handle's own checks: relative, inside the vault, no links.
+    writer = Vault(vault_root, writable=True)
+    for rel, content in (case.get("vault_files") or {}).items():
+        writer.write_text(str(rel), str(content))
     side = SideEffectClass(job["side_effect_class"])
+    http = HttpClient(transport=_fixture_transport(case.get("http_responses") or {})) \
+        if side is SideEffectClass.NETWORK else None
+    return context_for(side, vault_root=vault_root, declared_secrets=list(job.get("declared_secrets") or []),
+                       environ=dict(case.get("secrets") or {}), http=http, llm=None)
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    cls = _load(job)
     results = []
-    for ex in job["examples"]:
+    for case in job["cases"]:
         vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
-        for rel, content in (ex.get("vault_files") or {}).items():
-            target = vault_root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        ctx = SkillContext(
-            vault=Vault(vault_root, writable=side is SideEffectClass.FILE_WRITE),
-            http=FixtureHttp(ex.get("http_responses") or {}) if side is SideEffectClass.NETWORK else None,
-            secrets=(DeclaredSecrets(job.get("declared_secrets") or [], ex.get("secrets") or {})
-                     if side is SideEffectClass.SECRET_READ else None),
-        )
-        entry: dict[str, Any] = {"label": ex["label"], "holdout": ex["holdout"]}
+        entry: dict[str, Any] = {"id": case["id"]}
         try:
-            out = cls(ctx).execute(cls.input_model.model_validate(ex["input"]))
-            dumped = cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
-            wrong = {k: {"expected": v, "got": dumped.get(k, "<missing>")}
-                     for k, v in ex["expected"].items() if k not in dumped or not _equal(dumped[k], v)}
-            entry.update(ok=not wrong, mismatches=wrong)
+            ctx = _context(job, case, vault_root)
         except Exception as err:
-            entry.update(ok=False, error=f"{type(err).__name__}: {err}",
-                         trace=traceback.format_exc(limit=3)[-800:])
+            entry.update(ran=False, error=f"fixture refused: {type(err).__name__}: {err}", fixture=True)
+            results.append(entry)
+            continue
+        try:
+            out = cls(ctx).execute(cls.input_model.model_validate(case["input"]))
+            dumped = cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
+            text = json.dumps(dumped)
+            if len(text) > MAX_OUTPUT_CHARS:
+                entry.update(ran=False, error=f"output of {len(text)} characters exceeds {MAX_OUTPUT_CHARS}")
+            else:
+                entry.update(ran=True, output=dumped)
+        except Exception as err:
+            entry.update(ran=False, error=f"{type(err).__name__}: {str(err)[:500]}")
         results.append(entry)
     return {"results": results}
 
 
 def main() -> None:
     job = json.loads(sys.stdin.read())
-    # The nonce leaves the job before any skill code runs, so a skill cannot print a result line of its own.
+    # The nonce leaves the job before any skill code runs.
     nonce = str(job.pop("nonce", ""))
     try:
         out = run_job(job)
     except Exception as err:
-        out = {"load_error": f"{type(err).__name__}: {err}"}
+        out = {"load_error": f"{type(err).__name__}: {str(err)[:500]}"}
     sys.stdout.write("\n" + RESULT_PREFIX + nonce + ":" + json.dumps(out) + "\n")
     sys.stdout.flush()
 

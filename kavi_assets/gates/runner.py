@@ -1,5 +1,6 @@
 """Run every gate on one build, concurrently, each code-running gate on its own copy of the files."""
 
+import hashlib
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -65,22 +66,30 @@ def _guard(gate: str, fn: Callable[[], GateResult]) -> GateResult:
 def run_gates(
     work_root: Path, proposal: Proposal, files: Mapping[str, bytes], config: GateConfig
 ) -> VerificationOutcome:
+    """Every gate on the same hashed bytes. The builder's tests, ruff and mypy run concurrently, each in a
+    sandbox of its own on a private copy; acceptance runs after the builder's tests, in a fresh sandbox holding
+    only a pristine copy of the skill; at the end every copy is checked against the hash."""
     name = proposal.name
     skill_rel, test_rel = skill_path(name), test_path(name)
-    source = files[skill_rel].decode("utf-8", errors="replace")
+    skill_bytes = bytes(files[skill_rel])
+    digest = hashlib.sha256(skill_bytes).hexdigest()
+    source = skill_bytes.decode("utf-8", errors="replace")
     limits = Limits(
         wall_s=config.wall_s, cpu_s=config.limits.cpu_s, address_space_mb=config.limits.address_space_mb,
         file_size_mb=config.limits.file_size_mb, max_processes=config.limits.max_processes, network=False,
     )
-    static_dir = _copy(work_root, "static", files)
-    tests_dir = _copy(work_root, "pytest", files)
-    accept_dir = _copy(work_root, "acceptance", {skill_rel: files[skill_rel]})
+    pristine = {rel: bytes(data) for rel, data in files.items()}
+    static_dir = _copy(work_root, "static", pristine)
+    tests_dir = _copy(work_root, "pytest", pristine)
+    accept_dir = work_root / "acceptance"
+    if accept_dir.exists():
+        shutil.rmtree(accept_dir)
+    accept_dir.mkdir(parents=True)
     cache_root = config.mypy_cache_root or (work_root / "mypy-cache")
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="kavi-gate") as pool:
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="kavi-gate") as pool:
         fut_tests: Future[tuple[GateResult, GateResult]] = pool.submit(
             pytest_and_coverage, tests_dir, name, limits, config.coverage_min)
-        fut_accept = pool.submit(_guard, "acceptance", lambda: acceptance_gate(accept_dir, proposal, limits))
         fut_mypy = pool.submit(_guard, "mypy", lambda: mypy_gate(static_dir, skill_rel, cache_root, limits))
         fut_ruff = pool.submit(_guard, "ruff", lambda: ruff_gate(static_dir, [skill_rel, test_rel], limits))
         policy = _guard("policy", lambda: policy_gate(source, proposal, config.policy_path))
@@ -90,11 +99,30 @@ def run_gates(
         except Exception as err:
             pytest_result = GateResult("pytest", Verdict.FAILED, f"the gate itself failed: {err}", 0.0)
             coverage_result = GateResult("coverage", Verdict.OMITTED, "not measured: pytest did not run", 0.0)
+        # After the builder's tests, never beside them: nothing they started is alive any more.
+        accept = _guard("acceptance", lambda: acceptance_gate(accept_dir, proposal, skill_bytes, limits))
         by_gate = {
             r.gate: r
-            for r in (fut_ruff.result(), fut_mypy.result(), pytest_result, coverage_result, policy, invariants,
-                      fut_accept.result())
+            for r in (fut_ruff.result(), fut_mypy.result(), pytest_result, coverage_result, policy, invariants, accept)
         }
+    changed = _changed_copies(digest, skill_rel, {"ruff": static_dir, "mypy": static_dir})
+    for gate in changed:
+        r = by_gate[gate]
+        by_gate[gate] = GateResult(gate, Verdict.FAILED, "the skill file changed while this gate read it "
+                                   "(its hash no longer matches the verified bytes)", r.duration_s, r.messages,
+                                   r.details)
     results = [by_gate[g] for g in ALL_GATES]
     isolation = dict(pytest_result.details.get("isolation") or {})
     return VerificationOutcome(results, isolation, all(r.ok for r in results), time.monotonic() - t0)
+
+
+def _changed_copies(digest: str, skill_rel: str, dirs: Mapping[str, Path]) -> list[str]:
+    changed = []
+    for gate, d in dirs.items():
+        try:
+            now = hashlib.sha256((d / skill_rel).read_bytes()).hexdigest()
+        except OSError:
+            now = ""
+        if now != digest:
+            changed.append(gate)
+    return changed

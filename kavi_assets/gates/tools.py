@@ -77,7 +77,7 @@ def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> G
         res = run_warm(
             [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
              "--no-color-output", "--cache-dir", str(cache), "--python-version", "3.11", skill_rel],
-            cwd=work, limits=limits, env_extra=extra,
+            cwd=work, limits=limits, env_extra=extra, rw=[cache],
         )
     duration = time.monotonic() - t0
     lines = [ln for ln in res.stdout.splitlines() if ln.strip()]

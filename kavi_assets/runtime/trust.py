@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from kavi_assets.runtime.errors import SkillLoadError, TrustError
 from kavi_assets.skills.base import BaseSkill, SideEffectClass
+from kavi_assets.skills.loading import exec_skill_module, module_name
 
 __all__ = [
     "LoaderStats",
@@ -33,7 +34,6 @@ __all__ = [
 ]
 
 MAX_SKILL_BYTES = 2_000_000
-MODULE_PREFIX = "kavi_trusted_"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -108,9 +108,8 @@ def _read_once(path: Path) -> bytes:
 
 
 def _module_name(skill_name: str, digest: str) -> str:
-    safe = re.sub(r"\W", "_", skill_name)
-    # The hashed suffix makes the name unique per content; no import statement or path import can produce it.
-    return f"{MODULE_PREFIX}{safe}_{digest[:16]}"
+    # The hashed suffix makes the name unique per content; the acceptance gate uses the very same rule.
+    return module_name(skill_name, digest)
 
 
 def _find_skill_class(module: types.ModuleType, skill: TrustedSkill) -> type[BaseSkill[Any, Any]]:
@@ -204,23 +203,16 @@ class TrustLoader:
                 _unregister(self._cache.pop(key).module)
 
     def _execute(self, skill: TrustedSkill, data: bytes, digest: str) -> _Loaded:
-        module_name = _module_name(skill.name, digest)
+        # The same loader as the acceptance gate's: same module name, same file name, same namespace.
         try:
-            code = compile(data, str(skill.path), "exec", dont_inherit=True)
+            module = exec_skill_module(skill.name, data, digest)
         except (SyntaxError, ValueError) as exc:
             raise SkillLoadError(f"trusted skill {skill.name!r} does not compile: {exc}") from None
-        module = types.ModuleType(module_name, f"trusted skill {skill.name} (sha256 {digest})")
-        module.__file__ = str(skill.path)
-        # pydantic and dataclasses resolve annotations through sys.modules[cls.__module__]: the module is
-        # registered, under its unique hashed name only, and kept while the class is in use.
-        sys.modules[module_name] = module
+        except (Exception, SystemExit) as exc:
+            raise SkillLoadError(
+                f"trusted skill {skill.name!r} failed while loading: {type(exc).__name__}: {exc}"
+            ) from exc
         try:
-            try:
-                exec(code, module.__dict__)
-            except (Exception, SystemExit) as exc:
-                raise SkillLoadError(
-                    f"trusted skill {skill.name!r} failed while loading: {type(exc).__name__}: {exc}"
-                ) from exc
             cls = _find_skill_class(module, skill)
         except BaseException:
             _unregister(module)

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kavi_assets.sandbox import jail
+
 MAX_CAPTURE = 200_000
 PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -120,15 +122,16 @@ class _PidsCgroup:
                 time.sleep(0.05)
 
 
-def _limit_prefix(limits: Limits) -> tuple[list[str], str | None]:
+def _limit_prefix(limits: Limits, nproc: int | None = None) -> tuple[list[str], str | None]:
     """prlimit sets the rlimits before the command starts (no preexec_fn: the forge runs gates from threads)."""
     prlimit = shutil.which("prlimit")
     mem = limits.address_space_mb * 1024 * 1024
     size = limits.file_size_mb * 1024 * 1024
     if prlimit is None:
         return [], "omitted: util-linux prlimit is not installed"
+    procs = nproc if nproc is not None else limits.max_processes
     return [prlimit, f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}", f"--as={mem}", f"--fsize={size}",
-            f"--nproc={limits.max_processes}", "--core=0", "--"], None
+            f"--nproc={procs}", "--core=0", "--"], None
 
 
 # The shell writes its own pid into the cgroup before exec, so no child can be forked outside it.
@@ -145,6 +148,25 @@ def _drain(stream: object, sink: bytearray) -> None:
             sink.extend(chunk[: MAX_CAPTURE - len(sink)])
 
 
+def _cgroup_for(limits: Limits, isolation: dict[str, str]) -> "_PidsCgroup | None":
+    if "cgroup" in jail.switched_off():
+        isolation["cgroup"] = f"omitted: switched off by {jail.OFF_VARIABLE} (containment test)"
+        return None
+    if pids_cgroup_available():
+        try:
+            cgroup = _PidsCgroup(limits.max_processes)
+            isolation["cgroup"] = (f"active: own pids cgroup (at most {limits.max_processes} processes), every "
+                                   "process in it killed when the job ends")
+            return cgroup
+        except OSError as err:
+            isolation["cgroup"] = f"omitted: pids cgroup unavailable ({err.strerror}); RLIMIT_NPROC only"
+    elif os.geteuid() == 0:
+        isolation["cgroup"] = "omitted: no pids cgroup here, and RLIMIT_NPROC does not bind root"
+    else:
+        isolation["cgroup"] = f"omitted: no pids cgroup here; RLIMIT_NPROC {limits.max_processes} (per user)"
+    return None
+
+
 def run_sandboxed(
     argv: Sequence[str],
     *,
@@ -152,9 +174,12 @@ def run_sandboxed(
     limits: Limits,
     env_extra: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    rw: Sequence[Path] = (),
 ) -> SandboxResult:
-    """Run `argv` in `cwd` with a scrubbed environment, rlimits, a pids cgroup, no network, and a wall
-    timeout that kills every process it started."""
+    """Run `argv` in `cwd` inside the gate sandbox (bubblewrap: user, mount, pid, net, ipc, uts and cgroup
+    namespaces, seccomp), under rlimits, in its own pids cgroup, with a scrubbed environment and a wall timeout
+    that kills every process it started. `cwd` and `rw` are the only places it can write. Where a layer cannot
+    be had, the isolation report says so, with the reason."""
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "home").mkdir(exist_ok=True)
     (cwd / "tmp").mkdir(exist_ok=True)
@@ -165,27 +190,26 @@ def run_sandboxed(
         "wall_timeout": f"active: {limits.wall_s:.0f}s, kills the whole process group",
         "working_dir": "active: cwd, HOME and TMPDIR inside the sandbox",
     }
+    cgroup = _cgroup_for(limits, isolation)
     prefix: tuple[str, ...] = ()
-    if limits.network:
-        isolation["network"] = "omitted: this run was allowed the network"
+    pass_fds: list[int] = []
+    jail_cmd: jail.JailCommand | None = None
+    problem = jail.probe()
+    if problem is None:
+        jail_cmd = jail.build(cwd, rw, network=limits.network)
+        jail.hand_over([cwd, *rw], jail_cmd.run_as)
+        prefix = tuple(jail_cmd.prefix)
+        pass_fds = list(jail_cmd.pass_fds)
+        isolation.update(jail_cmd.isolation)
     else:
-        prefix, isolation["network"] = netns_prefix()
-    cgroup: _PidsCgroup | None = None
-    if pids_cgroup_available():
-        try:
-            cgroup = _PidsCgroup(limits.max_processes)
-            isolation["processes"] = f"active: pids cgroup, at most {limits.max_processes} processes"
-        except OSError as err:
-            isolation["processes"] = f"omitted: pids cgroup unavailable ({err.strerror}); RLIMIT_NPROC only"
-    elif os.geteuid() == 0:
-        isolation["processes"] = "omitted: no pids cgroup, and RLIMIT_NPROC does not bind root"
-    else:
-        isolation["processes"] = f"active: RLIMIT_NPROC {limits.max_processes} (per user)"
-    isolation["filesystem"] = ("omitted: no bubblewrap or read-only mounts; gates run on private copies and "
-                               "file size is limited, but the host filesystem is writable by the invoking user")
-    if shutil.which("bwrap"):
-        isolation["filesystem"] = "omitted: bubblewrap is installed but not yet used by this runner"
-    limit_prefix, limit_problem = _limit_prefix(limits)
+        for layer in ("user", "mount", "pid", "seccomp"):
+            isolation[layer] = f"omitted: {problem}"
+        if limits.network:
+            isolation["net"] = "omitted: this run was allowed the network"
+        else:
+            prefix, isolation["net"] = netns_prefix()
+    # With its own pids cgroup a job needs no per-user process limit, which all sandboxed jobs (one uid) share.
+    limit_prefix, limit_problem = _limit_prefix(limits, 4096 if cgroup is not None else None)
     if limit_problem:
         isolation["rlimits"] = limit_problem
     command = [*limit_prefix, *prefix, *argv]
@@ -203,7 +227,10 @@ def run_sandboxed(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
+        if jail_cmd is not None:
+            jail_cmd.close()
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
         for t in threads:
@@ -211,7 +238,8 @@ def run_sandboxed(
         if stdin is not None and proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(stdin)
-            proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
         try:
             proc.wait(timeout=limits.wall_s)
         except subprocess.TimeoutExpired:
@@ -225,6 +253,8 @@ def run_sandboxed(
         for t in threads:
             t.join(5)
     finally:
+        if jail_cmd is not None:
+            jail_cmd.close()
         if cgroup is not None:
             cgroup.remove()
     rc = proc.returncode

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kavi_assets.sandbox import jail
 from kavi_assets.sandbox.runner import (
     MAX_CAPTURE,
     Limits,
@@ -172,10 +173,13 @@ class WarmRunner:
                         f"file size {limits.file_size_mb} MB (set by the forked child before the job runs)"),
             "wall_timeout": f"active: {limits.wall_s:.0f}s, kills the whole process group",
             "working_dir": "active: cwd, HOME and TMPDIR inside the sandbox",
-            "network": network,
-            "processes": cgroup_note,
-            "filesystem": ("omitted: no bubblewrap or read-only mounts; gates run on private copies and file size "
-                           "is limited, but the host filesystem is writable by the invoking user"),
+            "net": network,
+            "cgroup": cgroup_note,
+            "user": f"omitted: no gate sandbox here ({jail.probe()}); jobs run as the forge's user",
+            "mount": (f"omitted: no gate sandbox here ({jail.probe()}); the host filesystem is writable by the "
+                      "forge's user"),
+            "pid": "omitted: no gate sandbox here; jobs share the forge's PID namespace",
+            "seccomp": "omitted: no gate sandbox here",
             "interpreter": ("active: forked from the warm runner, which never runs generated code "
                             f"(preloaded: {', '.join(self.preloaded) or 'nothing'})"),
         }
@@ -331,6 +335,8 @@ def warm_runner(workdir: Path | None = None) -> WarmRunner | None:
 
 def prestart(workdir: Path | None = None) -> None:
     """Start the warm runner in the background, so its imports overlap with the forge's other work."""
+    if jail.probe() is None:
+        return  # gate jobs run in the sandbox, each in a fresh interpreter: no warm runner to start
     threading.Thread(target=warm_runner, args=(workdir,), name="kavi-warm-runner-start", daemon=True).start()
 
 
@@ -341,8 +347,16 @@ def run_warm(
     limits: Limits,
     env_extra: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    rw: Sequence[Path] = (),
 ) -> SandboxResult:
-    """`run_sandboxed`, forked from the warm runner; a fresh interpreter when the runner is unavailable."""
+    """A gate job in the gate sandbox (`run_sandboxed` under bubblewrap) where it can be had: a fresh interpreter
+    in a world built for this one job. Only where the sandbox cannot be built here does the job fork from the
+    warm runner (same limits, no mount isolation), or, failing that, start a fresh interpreter."""
+    if jail.probe() is None:
+        res = run_sandboxed(argv, cwd=cwd, limits=limits, env_extra=env_extra, stdin=stdin, rw=rw)
+        res.isolation["interpreter"] = ("active: a fresh interpreter in a sandbox built for this job alone (a fork "
+                                        "of a shared warm runner would share its mount namespace)")
+        return res
     runner = warm_runner() if _job_form(argv) is not None and not limits.network else None
     if runner is not None:
         try:

@@ -17,7 +17,7 @@ def _py(code: str, tmp_path: Path, **limits: object) -> object:
 def test_isolation_is_always_named(tmp_path: Path) -> None:
     res = run_sandboxed([sys.executable, "-c", "print('hi')"], cwd=tmp_path / "box", limits=Limits(wall_s=20))
     assert res.returncode == 0 and res.stdout.strip() == "hi"
-    for layer in ("environment", "rlimits", "wall_timeout", "network", "processes", "filesystem", "working_dir"):
+    for layer in ("environment", "rlimits", "wall_timeout", "net", "cgroup", "mount", "user", "pid", "seccomp", "working_dir"):
         assert res.isolation[layer].startswith(("active", "omitted: ")), layer
     assert all(v != "omitted: " for v in res.isolation.values())
 
@@ -42,7 +42,7 @@ def test_socket_is_refused(tmp_path: Path) -> None:
     res = run_sandboxed([sys.executable, "-c", code], cwd=tmp_path / "box", limits=Limits(wall_s=20))
     assert res.returncode != 0 and "connected" not in res.stdout
     assert "Network is unreachable" in res.stderr or "refused" in res.stderr.lower()
-    assert res.isolation["network"].startswith("active")
+    assert res.isolation["net"].startswith("active")
 
 
 def test_sleep_forever_is_killed_at_the_wall(tmp_path: Path) -> None:
@@ -79,6 +79,6 @@ def test_write_outside_the_sandbox_is_reported_honestly(tmp_path: Path) -> None:
     res = run_sandboxed([sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"], cwd=tmp_path / "box",
                         limits=Limits(wall_s=20))
     if marker.exists():
-        assert res.isolation["filesystem"].startswith("omitted: ")
+        assert res.isolation["mount"].startswith("omitted: ")
     else:
-        assert res.isolation["filesystem"].startswith("active")
+        assert res.isolation["mount"].startswith("active")
