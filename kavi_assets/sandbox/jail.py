@@ -180,6 +180,15 @@ def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool
     if "mount" in off:
         omitted("mount")
         outer += ["--dev-bind", "/", "/"]
+        # Only what the sandbox user could not otherwise reach for running Python at all is re-mounted: a
+        # folder it cannot enter on the way to the interpreter or the package is replaced by an empty one.
+        for anc in _ancestors([*python_roots, pkg]):
+            if not os.stat(anc).st_mode & 0o001:
+                outer += ["--perms", "0755", "--tmpfs", anc]
+        for anc in _ancestors([*python_roots, pkg]):
+            outer += ["--perms", "0755", "--dir", anc]
+        for r in [*python_roots, pkg]:
+            outer += ["--ro-bind", str(r), str(r)]
     else:
         outer += ["--perms", "0755", "--tmpfs", "/"]
         for d in SYSTEM_DIRS:
