@@ -78,6 +78,11 @@ def kill(pid: int) -> str:
     return f"ok:killed {pid}"
 
 
+def killpg(pgid: int) -> str:
+    os.killpg(pgid, signal.SIGKILL)
+    return f"ok:killed process group {pgid}"
+
+
 def setns_forge(pid: int) -> str:
     fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
     if libc.setns(fd, 0) != 0:
@@ -154,7 +159,7 @@ def daemon(token: str) -> str:
 def run(attacks: dict[str, str]) -> dict[str, str]:
     table = {
         "write": write, "read": read, "listdir": listdir, "tcp": connect_tcp, "udp": send_udp,
-        "unix": connect_unix, "kill": kill, "setns": setns_forge,
+        "unix": connect_unix, "kill": kill, "killpg": killpg, "setns": setns_forge,
     }
     out: dict[str, str] = {}
     for label, spec in attacks.items():

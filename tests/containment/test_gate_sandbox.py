@@ -99,6 +99,7 @@ class World:
             "list_cassettes": f"listdir {PACKAGE}/llm/cassettes",
             "read_environ": f"read /proc/{os.getpid()}/environ",
             "kill_forge": f"kill {os.getpid()}",
+            "kill_forge_group": f"killpg {os.getpgid(0)}",
             "kill_root_victim": f"kill {self.victims['root'].pid}",
             "kill_same_uid": f"kill {self.victims['same_uid'].pid}",
             "setns": f"setns {os.getpid()}",
