@@ -30,7 +30,8 @@ def _verify(names: list[str], runs: int, mypy_cache: Path) -> tuple[dict[str, li
     totals: list[float] = []
     for i in range(runs + 1):
         for name in names:
-            proposal = Proposal.model_validate(yaml.safe_load((ROOT / "examples/proposals" / f"{name}.yaml").read_text()))
+            spec = yaml.safe_load((ROOT / "examples/proposals" / f"{name}.yaml").read_text())
+            proposal = Proposal.model_validate(spec)
             answer = ROOT / "examples/answers" / name / "1"
             files = {skill_path(name): (answer / "skill.py").read_bytes(),
                      test_path(name): (answer / "test.py").read_bytes()}
