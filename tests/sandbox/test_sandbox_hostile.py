@@ -17,7 +17,8 @@ def _py(code: str, tmp_path: Path, **limits: object) -> object:
 def test_isolation_is_always_named(tmp_path: Path) -> None:
     res = run_sandboxed([sys.executable, "-c", "print('hi')"], cwd=tmp_path / "box", limits=Limits(wall_s=20))
     assert res.returncode == 0 and res.stdout.strip() == "hi"
-    for layer in ("environment", "rlimits", "wall_timeout", "net", "cgroup", "mount", "user", "pid", "seccomp", "working_dir"):
+    for layer in ("environment", "rlimits", "wall_timeout", "net", "cgroup", "mount", "user", "pid", "seccomp",
+                  "working_dir"):
         assert res.isolation[layer].startswith(("active", "omitted: ")), layer
     assert all(v != "omitted: " for v in res.isolation.values())
 

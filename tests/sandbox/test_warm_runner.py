@@ -33,7 +33,8 @@ def _py(code: str, tmp_path: Path, **limits: object) -> SandboxResult:
 def test_runs_forked_with_every_layer_named(runner: WarmRunner, tmp_path: Path) -> None:
     res = _py("import sys; print('hi', sys.argv)", tmp_path, wall_s=20)
     assert res.returncode == 0 and res.stdout.strip() == "hi ['-c']"
-    for layer in ("environment", "rlimits", "wall_timeout", "net", "cgroup", "mount", "user", "pid", "seccomp", "working_dir"):
+    for layer in ("environment", "rlimits", "wall_timeout", "net", "cgroup", "mount", "user", "pid", "seccomp",
+                  "working_dir"):
         assert res.isolation[layer].startswith(("active", "omitted: ")), layer
     assert res.isolation["interpreter"].startswith("active: forked from the warm runner")
 
