@@ -13,6 +13,7 @@ import math
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,12 @@ def _file_digest(path: Path) -> str | None:
         return None
 
 
-def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits) -> GateResult:
-    """Run every example against a pristine copy of `skill_bytes` in `work` (a fresh, empty directory)."""
+def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
+                    after: Callable[[], object] | None = None) -> GateResult:
+    """Run every example against a pristine copy of `skill_bytes` in `work` (a fresh, empty directory).
+
+    With `after`, the sandbox starts at once and imports its tools, but the job (and so the skill) reaches it
+    only once `after()` returns: the builder's tests have finished by then."""
     skill_rel = f"skills/{proposal.name}.py"
     digest = hashlib.sha256(skill_bytes).hexdigest()
     write_files(work, {skill_rel: skill_bytes})
@@ -76,12 +81,18 @@ def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: 
     cases = _cases(proposal)
     nonce = secrets.token_hex(16)
     job = json.dumps({**_job(proposal, skill_rel, digest, cases), "nonce": nonce}).encode()
-    t0 = time.monotonic()
+    started: list[float] = []
+
+    def release() -> None:
+        if after is not None:
+            after()
+        started.append(time.monotonic())
+
     if _file_digest(skill_file) != digest:
         return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, "the skill copy did not match the verified bytes", 0.0)
     res = run_warm([sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], cwd=work, limits=limits,
-                   stdin=job)
-    duration = time.monotonic() - t0
+                   stdin=job, hold_stdin=release)
+    duration = time.monotonic() - (started[0] if started else time.monotonic())
     details: dict[str, Any] = {"isolation": res.isolation, "sha256": digest}
     if _file_digest(skill_file) != digest:
         return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,

@@ -109,6 +109,14 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    # The tools first: the forge may hold the job back until the builder's tests have finished.
+    import httpx  # noqa: F401
+    import pydantic  # noqa: F401
+
+    import kavi_assets.runtime.handles
+    import kavi_assets.skills.base
+    import kavi_assets.skills.loading  # noqa: F401
+
     job = json.loads(sys.stdin.read())
     # The nonce leaves the job before any skill code runs.
     nonce = str(job.pop("nonce", ""))

@@ -2,6 +2,7 @@
 
 import hashlib
 import shutil
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -87,9 +88,15 @@ def run_gates(
     accept_dir.mkdir(parents=True)
     cache_root = config.mypy_cache_root or (work_root / "mypy-cache")
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="kavi-gate") as pool:
+    tests_done = threading.Event()
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="kavi-gate") as pool:
         fut_tests: Future[tuple[GateResult, GateResult]] = pool.submit(
             pytest_and_coverage, tests_dir, name, limits, config.coverage_min)
+        fut_tests.add_done_callback(lambda _f: tests_done.set())
+        # Acceptance's sandbox starts now and imports its tools; its job (and so the skill) reaches it only
+        # after the builder's tests have finished: nothing they started is alive any more.
+        fut_accept = pool.submit(_guard, "acceptance",
+                                 lambda: acceptance_gate(accept_dir, proposal, skill_bytes, limits, tests_done.wait))
         fut_mypy = pool.submit(_guard, "mypy", lambda: mypy_gate(static_dir, skill_rel, cache_root, limits))
         fut_ruff = pool.submit(_guard, "ruff", lambda: ruff_gate(static_dir, [skill_rel, test_rel], limits))
         policy = _guard("policy", lambda: policy_gate(source, proposal, config.policy_path))
@@ -99,8 +106,7 @@ def run_gates(
         except Exception as err:
             pytest_result = GateResult("pytest", Verdict.FAILED, f"the gate itself failed: {err}", 0.0)
             coverage_result = GateResult("coverage", Verdict.OMITTED, "not measured: pytest did not run", 0.0)
-        # After the builder's tests, never beside them: nothing they started is alive any more.
-        accept = _guard("acceptance", lambda: acceptance_gate(accept_dir, proposal, skill_bytes, limits))
+        accept = fut_accept.result()
         by_gate = {
             r.gate: r
             for r in (fut_ruff.result(), fut_mypy.result(), pytest_result, coverage_result, policy, invariants, accept)

@@ -46,6 +46,9 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/m
 PASSWD = f"nobody:x:{SANDBOX_UID}:{SANDBOX_GID}:kavi gate:/nonexistent:/usr/sbin/nologin\n"
 GROUP = f"nogroup:x:{SANDBOX_GID}:\n"
 HOSTNAME = "kavi-gate"
+# Memory-backed mounts are bounded, so filling /tmp or /dev/shm cannot exhaust the host's memory.
+TMPFS_BYTES = 256 * 1024 * 1024
+ROOT_TMPFS_BYTES = 1024 * 1024
 OWN_MOUNTS = ("/tmp", "/dev", "/dev/shm", "/proc", "/etc")
 
 
@@ -190,7 +193,7 @@ def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool
         for r in [*python_roots, pkg]:
             outer += ["--ro-bind", str(r), str(r)]
     else:
-        outer += ["--perms", "0755", "--tmpfs", "/"]
+        outer += ["--perms", "0755", "--size", str(ROOT_TMPFS_BYTES), "--tmpfs", "/"]
         for d in SYSTEM_DIRS:
             p = Path(d)
             if p.is_symlink():
@@ -207,8 +210,8 @@ def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool
             os.lseek(fd, 0, os.SEEK_SET)
             pass_fds.append(fd)
             outer += ["--perms", "0444", "--ro-bind-data", str(fd), f"/etc/{name}"]
-        outer += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-                  "--perms", "1777", "--tmpfs", "/dev/shm"]
+        outer += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
+                  "--perms", "1777", "--size", str(TMPFS_BYTES), "--tmpfs", "/dev/shm"]
         targets = [*python_roots, pkg, *writable]
         for anc in _ancestors(targets):
             if not anc.startswith(tuple(f"{d}/" for d in SYSTEM_DIRS)) and anc not in (*SYSTEM_DIRS, *OWN_MOUNTS):

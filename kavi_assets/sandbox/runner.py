@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,11 +175,15 @@ def run_sandboxed(
     env_extra: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     rw: Sequence[Path] = (),
+    hold_stdin: Callable[[], object] | None = None,
 ) -> SandboxResult:
     """Run `argv` in `cwd` inside the gate sandbox (bubblewrap: user, mount, pid, net, ipc, uts and cgroup
     namespaces, seccomp), under rlimits, in its own pids cgroup, with a scrubbed environment and a wall timeout
     that kills every process it started. `cwd` and `rw` are the only places it can write. Where a layer cannot
-    be had, the isolation report says so, with the reason."""
+    be had, the isolation report says so, with the reason.
+
+    With `hold_stdin`, the command starts at once but gets its stdin only when `hold_stdin()` returns: a job
+    can import its tools while something else finishes, and the wall timeout counts from the release."""
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "home").mkdir(exist_ok=True)
     (cwd / "tmp").mkdir(exist_ok=True)
@@ -235,6 +239,9 @@ def run_sandboxed(
                    threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
         for t in threads:
             t.start()
+        if hold_stdin is not None:
+            hold_stdin()
+            t0 = time.monotonic()
         if stdin is not None and proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(stdin)

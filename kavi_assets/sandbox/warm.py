@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -348,15 +348,19 @@ def run_warm(
     env_extra: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     rw: Sequence[Path] = (),
+    hold_stdin: Callable[[], object] | None = None,
 ) -> SandboxResult:
     """A gate job in the gate sandbox (`run_sandboxed` under bubblewrap) where it can be had: a fresh interpreter
     in a world built for this one job. Only where the sandbox cannot be built here does the job fork from the
     warm runner (same limits, no mount isolation), or, failing that, start a fresh interpreter."""
     if jail.probe() is None:
-        res = run_sandboxed(argv, cwd=cwd, limits=limits, env_extra=env_extra, stdin=stdin, rw=rw)
+        res = run_sandboxed(argv, cwd=cwd, limits=limits, env_extra=env_extra, stdin=stdin, rw=rw,
+                            hold_stdin=hold_stdin)
         res.isolation["interpreter"] = ("active: a fresh interpreter in a sandbox built for this job alone (a fork "
                                         "of a shared warm runner would share its mount namespace)")
         return res
+    if hold_stdin is not None:
+        hold_stdin()  # a fork starts in milliseconds: nothing to overlap
     runner = warm_runner() if _job_form(argv) is not None and not limits.network else None
     if runner is not None:
         try:
