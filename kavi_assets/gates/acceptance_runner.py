@@ -6,6 +6,7 @@ Reads a JSON job on stdin and prints one result line prefixed with RESULT_PREFIX
 import importlib.util
 import json
 import math
+import os
 import sys
 import tempfile
 import traceback
@@ -44,6 +45,21 @@ def _load(skill_path: Path) -> Any:
     return classes[0]
 
 
+def write_vault_files(vault_root: Path, files: dict[str, str]) -> None:
+    """Write an example's fixture files, each checked again here: a path that is absolute, climbs out or goes
+    through a link is refused (ValueError) even if the proposal reached the runner without validation."""
+    from kavi_assets.proposals.paths import check_vault_relpaths, resolve_inside
+
+    check_vault_relpaths(files)
+    for rel, content in files.items():
+        target = resolve_inside(vault_root, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        resolve_inside(vault_root, rel)  # again, now that the directories exist
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(content)
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     from kavi_assets.runtime.handles import DeclaredSecrets, FixtureHttp, Vault
     from kavi_assets.skills.base import SideEffectClass, SkillContext
@@ -53,17 +69,19 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     results = []
     for ex in job["examples"]:
         vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
-        for rel, content in (ex.get("vault_files") or {}).items():
-            target = vault_root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+        entry: dict[str, Any] = {"label": ex["label"], "holdout": ex["holdout"]}
+        try:
+            write_vault_files(vault_root, ex.get("vault_files") or {})
+        except (ValueError, OSError) as err:
+            entry.update(ok=False, error=f"vault_files: {err}")
+            results.append(entry)
+            continue
         ctx = SkillContext(
             vault=Vault(vault_root, writable=side is SideEffectClass.FILE_WRITE),
             http=FixtureHttp(ex.get("http_responses") or {}) if side is SideEffectClass.NETWORK else None,
             secrets=(DeclaredSecrets(job.get("declared_secrets") or [], ex.get("secrets") or {})
                      if side is SideEffectClass.SECRET_READ else None),
         )
-        entry: dict[str, Any] = {"label": ex["label"], "holdout": ex["holdout"]}
         try:
             out = cls(ctx).execute(cls.input_model.model_validate(ex["input"]))
             dumped = cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
