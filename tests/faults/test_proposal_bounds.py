@@ -336,3 +336,28 @@ def test_intake_sensor_uses_the_bounded_loader() -> None:
     from kavi_assets.proposals import model
 
     assert intake.load_proposal is model.load_proposal
+
+
+def test_intake_sensor_moves_unbounded_files_to_rejected(kavi_home: KaviHome, proposal_data: dict[str, Any]) -> None:
+    import dagster as dg
+
+    from resources.gates import GateRunnerResource
+    from resources.home import SkillsHomeResource
+    from resources.llm import LLMResource
+    from sensors.intake import proposal_intake
+
+    (kavi_home.inbox_dir / "bomb.yaml").write_text(ALIAS_BOMB)
+    (kavi_home.inbox_dir / "deep.json").write_text(json.dumps(proposal_data)[:-1] + ', "x": '
+                                                   + "[" * 100_000 + "]" * 100_000 + "}")
+    escaping = dict(proposal_data, examples=[dict(proposal_data["examples"][0], vault_files={"../../x": "p"})])
+    (kavi_home.inbox_dir / "escape.yaml").write_text(yaml.safe_dump(escaping))
+    with dg.DagsterInstance.ephemeral() as instance:
+        ctx = dg.build_sensor_context(instance=instance, resources={
+            "home": SkillsHomeResource(root=str(kavi_home.root)), "llm": LLMResource(), "gates": GateRunnerResource()})
+        result = proposal_intake(ctx)
+    assert not getattr(result, "run_requests", None)
+    reasons = sorted(p.read_text() for p in kavi_home.rejected_dir.glob("*.error.txt"))
+    assert len(reasons) == 3, reasons
+    joined = " ".join(reasons)
+    assert "anchors and aliases" in joined and "nested deeper than" in joined and "'../../x'" in joined
+    _ledger_untouched(kavi_home)
