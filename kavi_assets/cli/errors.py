@@ -19,11 +19,12 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.home import HomePathError
     from kavi_assets.ledger.records import LedgerRecordError
     from kavi_assets.ledger.store import LedgerLockedError, LedgerSchemaError
+    from kavi_assets.proposals.bounds import BoundsError
     from kavi_assets.proposals.model import ProposalError
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
-        SandboxExistsError,
+        SandboxExistsError, BoundsError,
     ]
     from kavi_assets.llm.client import LLMError
     from kavi_assets.llm.recorded import CassetteError

@@ -53,11 +53,43 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, dict[str, Any
 
 
 def _parse_json(text: str, what: str) -> Any:
+    """JSON from the command line within the run-input bounds (size, depth, string and number sizes)."""
+    from kavi_assets.proposals.bounds import RUN_INPUT_BOUNDS, parse_json_bounded
+
     try:
-        return json.loads(text)
+        return parse_json_bounded(text, RUN_INPUT_BOUNDS, what)
     except json.JSONDecodeError as err:
         raise typer.BadParameter(
             f"{what} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}") from None
+
+
+def _json_arg(value: str, option: str) -> tuple[str, str]:
+    """The text of a JSON option given inline or as @FILE (read within the run-input size bound), and its name
+    for messages. Every bound refusal reads `OPTION: ...` on one line."""
+    from kavi_assets.proposals.bounds import RUN_INPUT_BOUNDS, BoundsError, read_bounded
+
+    if not value.startswith("@"):
+        return value, option
+    path = Path(value[1:])
+    try:
+        raw = read_bounded(path, RUN_INPUT_BOUNDS.max_bytes)
+    except BoundsError as err:
+        raise BoundsError(f"{option}: {err}") from None
+    try:
+        return raw.decode("utf-8"), f"{option} {path}"
+    except UnicodeDecodeError:
+        raise BoundsError(f"{option}: {path}: not UTF-8 text") from None
+
+
+def _parse_json_option(value: str, option: str) -> Any:
+    from kavi_assets.proposals.bounds import BoundsError
+
+    text, what = _json_arg(value, option)
+    try:
+        return _parse_json(text, what)
+    except BoundsError as err:
+        message = str(err)
+        raise BoundsError(message if message.startswith(what) else f"{what}: {message}") from None
 
 
 def _confirm(skill: Any, yes: bool) -> bool:
@@ -106,15 +138,15 @@ def skills(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
 
 def run(
     skill: Annotated[str, typer.Argument(help="a trusted skill")],
-    json_input: Annotated[str, typer.Option("--json", help="the input as a JSON object")] = "{}",
+    json_input: Annotated[str, typer.Option("--json", help="the input as a JSON object, or @FILE")] = "{}",
     yes: YesOpt = False,
     home: HomeOpt = None,
     as_json: Annotated[bool, typer.Option("--output-json", help="print the execution record as JSON")] = False,
 ) -> None:
     """Run a trusted skill: trust check, schema validation, execution, and an audit record."""
+    data = _parse_json_option(json_input, "--json")
     h = _home(home)
     runner, _, _ = _runner(h)
-    data = _parse_json(json_input, "--json")
     if not isinstance(data, dict):
         raise typer.BadParameter("--json must be a JSON object of the skill's input fields")
     confirmed = _confirm(runner.lookup(skill), yes)
@@ -134,9 +166,9 @@ def chain(
 
     from kavi_assets.runtime.chain import ChainSpec, run_chain
 
-    text = Path(json_spec[1:]).read_text(encoding="utf-8") if json_spec.startswith("@") else json_spec
+    data = _parse_json_option(json_spec, "--json")
     try:
-        spec = ChainSpec.model_validate(_parse_json(text, "the chain spec"))
+        spec = ChainSpec.model_validate(data)
     except ValidationError as err:
         raise typer.BadParameter(f"the chain spec is not valid: {err.errors()[0]['msg']}") from None
     runner, _, _ = _runner(_home(home))

@@ -67,14 +67,26 @@ def _load(job: dict[str, Any]) -> Any:
     return classes[0]
 
 
+def write_vault_files(vault_root: Path, files: dict[str, str]) -> None:
+    """Write an example's fixture files, each checked again here: a path that is absolute, climbs out or goes
+    through a link is refused (ValueError) even if the proposal reached the runner without validation."""
+    from kavi_assets.proposals.paths import check_vault_relpaths, resolve_inside
+
+    check_vault_relpaths(files)
+    for rel, content in files.items():
+        target = resolve_inside(vault_root, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        resolve_inside(vault_root, rel)  # again, now that the directories exist
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(content)
+
+
 def _context(job: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any:
-    from kavi_assets.runtime.handles import HttpClient, Vault, context_for
+    from kavi_assets.runtime.handles import HttpClient, context_for
     from kavi_assets.skills.base import SideEffectClass
 
-    # Fixture files go in through the vault handle's own checks: relative, inside the vault, no links.
-    writer = Vault(vault_root, writable=True)
-    for rel, content in (case.get("vault_files") or {}).items():
-        writer.write_text(str(rel), str(content))
+    write_vault_files(vault_root, {str(k): str(v) for k, v in (case.get("vault_files") or {}).items()})
     side = SideEffectClass(job["side_effect_class"])
     http = HttpClient(transport=_fixture_transport(case.get("http_responses") or {})) \
         if side is SideEffectClass.NETWORK else None
@@ -91,7 +103,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         try:
             ctx = _context(job, case, vault_root)
         except Exception as err:
-            entry.update(ran=False, error=f"fixture refused: {type(err).__name__}: {err}", fixture=True)
+            entry.update(ran=False, error=f"vault_files: {err}" if isinstance(err, ValueError)
+                         else f"fixture refused: {type(err).__name__}: {err}")
             results.append(entry)
             continue
         try:

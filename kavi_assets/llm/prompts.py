@@ -1,8 +1,34 @@
 """The prompts the forge sends: the build prompt (the skill contract plus the packet) and the research advice."""
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+DEFAULT_MAX_PROMPT_CHARS = 24000  # as LLMSettings and the LLM resource
+PROMPT_BOUND_ENV = "KAVI_LLM_MAX_PROMPT_CHARS"
+MAX_HINT_CHARS = 2000
+# Room a proposal's spec must leave in the prompt at intake for what later attempts add: a person's hint and the
+# notes of earlier failures (which are cut to fit whatever room is left).
+PROMPT_RESERVE_CHARS = MAX_HINT_CHARS + 1000
+
+
+class PromptTooLarge(ValueError):
+    """A build prompt that would exceed the prompt bound even before any earlier failure is added."""
+
+
+def max_prompt_chars_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """The prompt bound configured by KAVI_LLM_MAX_PROMPT_CHARS (default 24000)."""
+    raw = (os.environ if environ is None else environ).get(PROMPT_BOUND_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_PROMPT_CHARS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{PROMPT_BOUND_ENV}={raw[:40]!r} is not a whole number of characters") from None
+    if value <= 0:
+        raise ValueError(f"{PROMPT_BOUND_ENV}={value} must be positive")
+    return value
 
 ALLOWED_IMPORTS = (
     "re, math, json, datetime, collections, itertools, functools, string, textwrap, statistics, decimal, "
@@ -68,23 +94,36 @@ def render_build_messages(
     hint: str | None,
     max_chars: int,
 ) -> list[dict[str, str]]:
+    """The system and user messages of a build attempt, at most `max_chars` characters together.
+
+    The spec (and a person's hint, cut to MAX_HINT_CHARS) must fit: otherwise PromptTooLarge, before any model
+    call. Earlier failures fill the room that is left, the most recent first.
+    """
     system = SYSTEM.format(name=skill_name, cls=class_name, side_effect=spec_view.get("side_effect_class"),
                            imports=ALLOWED_IMPORTS)
     head = [f"Skill spec (attempt {attempt}):", json.dumps(dict(spec_view), indent=2)]
     tail: list[str] = []
     if hint:
+        if len(hint) > MAX_HINT_CHARS:
+            hint = hint[:MAX_HINT_CHARS] + "\n[hint truncated]"
         tail.append(f"A person's hint for this attempt: {hint}")
+    fixed = len(system) + len("\n\n".join([*head, *tail]))
+    if fixed > max_chars:
+        raise PromptTooLarge(
+            f"the build prompt for {skill_name!r} would be {fixed} characters, over the bound of {max_chars} "
+            f"({PROMPT_BOUND_ENV}); shorten the proposal's description or examples")
     failures = [_failure_text(f) for f in prior_failures]
-    budget = max_chars - len(system) - sum(len(x) for x in head) - sum(len(x) for x in tail) - 200
+    # What the failures may use: the separators, the header line and the omission note are counted too.
+    budget = max_chars - fixed - len("\n\nEarlier attempts failed; fix these problems:") - 40
     # Keep the most recent failures; drop the oldest first when the prompt would exceed its bound.
     kept: list[str] = []
     for text in reversed(failures):
-        if len(text) > budget:
+        if len(text) + 2 > budget:
             text = text[: max(0, budget - 20)] + "\n[truncated]" if budget > 200 else ""
         if not text:
             break
         kept.insert(0, text)
-        budget -= len(text)
+        budget -= len(text) + 2
     if kept:
         head.append("Earlier attempts failed; fix these problems:")
         head += kept
@@ -92,6 +131,21 @@ def render_build_messages(
             head.append(f"({len(failures) - len(kept)} older failure(s) omitted)")
     user = "\n\n".join([*head, *tail])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def check_spec_prompt(spec_view: Mapping[str, Any], *, skill_name: str, class_name: str, max_chars: int) -> int:
+    """At intake: the spec's build prompt must fit the bound with PROMPT_RESERVE_CHARS to spare for later
+    attempts (a hint, earlier failures). Returns the prompt's size; PromptTooLarge when it does not fit."""
+    messages = render_build_messages(spec_view, attempt=1, skill_name=skill_name, class_name=class_name,
+                                     prior_failures=[], hint=None, max_chars=max_chars)
+    size = sum(len(m["content"]) for m in messages)
+    allowed = max(0, max_chars - PROMPT_RESERVE_CHARS)
+    if size > allowed:
+        raise PromptTooLarge(
+            f"the build prompt for {skill_name!r} would be {size} characters; the bound of {max_chars} "
+            f"({PROMPT_BOUND_ENV}) keeps {PROMPT_RESERVE_CHARS} for retries, so at most {allowed} may hold the spec; "
+            "shorten the proposal's description or examples")
+    return size
 
 
 ADVICE_SYSTEM = ("You review a failed attempt to build a small Python skill. In at most 5 sentences, say what to "

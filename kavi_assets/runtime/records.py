@@ -1,5 +1,6 @@
 """Execution records and their append-only JSONL log (one fsync'd line per run, ingested into the ledger)."""
 
+import hashlib
 import json
 import os
 import uuid
@@ -9,13 +10,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kavi_assets.skills.base import SideEffectClass
 
 RECORD_VERSION: Literal[1] = 1
 # model_dump_json writes fields in declaration order, so every line starts with this.
 _RECORD_START = b'{"v":1,'
+# The log keeps an input or output whole up to this many characters of JSON; a larger one is kept as its SHA-256,
+# its size and its first EXCERPT_CHARS characters (a 10 MB value would otherwise be a 10 MB log line, read again
+# by every tail, replay and ingest). An error message is cut to EXCERPT_CHARS.
+MAX_KEPT_JSON_CHARS = 64 * 1024
+EXCERPT_CHARS = 4096
 
 
 class RecordNotFound(LookupError):
@@ -39,6 +45,21 @@ def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+class ValueDigest(BaseModel):
+    """What the log keeps of a value too large to keep whole: the SHA-256 and size of its JSON, and its start."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha256: str
+    chars: int
+    excerpt: str
+
+    @classmethod
+    def of(cls, text: str) -> "ValueDigest":
+        return cls(sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), chars=len(text),
+                   excerpt=text[:EXCERPT_CHARS])
+
+
 class ExecutionRecord(BaseModel):
     """One run of a trusted skill: what ran (name and source hash), with what, what came out, and when."""
 
@@ -52,13 +73,21 @@ class ExecutionRecord(BaseModel):
     skill_name: str
     source_hash: str
     side_effect_class: SideEffectClass
-    input_json: str
+    input_json: str | None  # None only when the log kept input_digest instead
     output_json: str | None = None
     success: bool
     error: str | None = None
     started_at: str
     finished_at: str
     duration_ms: float
+    input_digest: ValueDigest | None = None
+    output_digest: ValueDigest | None = None
+
+    @model_validator(mode="after")
+    def _input_kept_or_digested(self) -> "ExecutionRecord":
+        if self.input_json is None and self.input_digest is None:
+            raise ValueError("a record without its input must carry input_digest")
+        return self
 
     @field_validator("started_at", "finished_at")
     @classmethod
@@ -75,8 +104,14 @@ class ExecutionRecord(BaseModel):
     def status(self) -> str:
         return "ok" if self.success else "FAIL"
 
+    @property
+    def input_kept(self) -> bool:
+        """False when the log kept only a digest of the input (it was too large): such a run cannot be replayed."""
+        return self.input_json is not None
+
     def input_data(self) -> Any:
-        return json.loads(self.input_json)
+        """The input; None when only its digest was kept."""
+        return None if self.input_json is None else json.loads(self.input_json)
 
     def output_data(self) -> Any:
         return None if self.output_json is None else json.loads(self.output_json)
@@ -88,6 +123,18 @@ class ExecutionRecord(BaseModel):
         data["output"] = self.output_data()
         data["status"] = self.status
         return data
+
+    def for_log(self) -> "ExecutionRecord":
+        """The record as the log keeps it: a value over MAX_KEPT_JSON_CHARS becomes its digest, and a long error
+        is cut. The record a run returns keeps everything (a chain maps the whole output to its next step)."""
+        update: dict[str, Any] = {}
+        if self.input_json is not None and len(self.input_json) > MAX_KEPT_JSON_CHARS:
+            update.update(input_json=None, input_digest=ValueDigest.of(self.input_json))
+        if self.output_json is not None and len(self.output_json) > MAX_KEPT_JSON_CHARS:
+            update.update(output_json=None, output_digest=ValueDigest.of(self.output_json))
+        if self.error is not None and len(self.error) > EXCERPT_CHARS:
+            update["error"] = f"{self.error[:EXCERPT_CHARS]}... [{len(self.error) - EXCERPT_CHARS} more characters]"
+        return self.model_copy(update=update) if update else self
 
 
 @dataclass(frozen=True)
@@ -113,7 +160,10 @@ class ExecutionLog:
         self.last_stats = ReadStats()
 
     def append(self, record: ExecutionRecord) -> None:
-        line = (record.model_dump_json() + "\n").encode("utf-8")
+        kept = record.for_log()
+        # The digest fields appear only on records that need them, so every other line reads as it always did.
+        absent = {name for name in ("input_digest", "output_digest") if getattr(kept, name) is None}
+        line = (kept.model_dump_json(exclude=absent) + "\n").encode("utf-8")
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         try:
             fd = os.open(self.path, flags, 0o600)

@@ -26,6 +26,11 @@ def replay(
     """
     original = log.find(id_or_prefix)
     name = original.skill_name
+    if not original.input_kept:
+        digest = original.input_digest
+        size = f" ({digest.chars} characters, sha256 {digest.sha256[:12]})" if digest is not None else ""
+        raise ReplayRefused(f"cannot replay {original.short_id}: its input was too large to keep{size}; "
+                            "not replayable")
     current = current_hash(name)
     if current is None:
         raise ReplayRefused(f"cannot replay {original.short_id}: skill {name!r} is no longer trusted")

@@ -166,7 +166,7 @@ class TrustLoader:
     def verify(self, skill: TrustedSkill) -> bytes:
         """Read the file once and return its bytes if their hash is the trusted one; else TrustError."""
         expected = skill.sha256.strip().lower()
-        if not _HEX64.match(expected):
+        if not _HEX64.fullmatch(expected):
             raise TrustError(
                 f"the trusted hash recorded for {skill.name!r} is not a SHA-256 hex digest: {skill.sha256!r}"
             )

@@ -1,0 +1,255 @@
+"""Bounded parsing of untrusted YAML and JSON: proposal files, and `kavi run` / `kavi chain` inputs.
+
+Everything such a text can make us spend is bounded before it is spent: a file's size (checked before it is read
+whole), YAML anchors and aliases (refused outright, so an alias bomb never expands), YAML merge keys, duplicate
+mapping keys (YAML and JSON), nesting depth, string and key lengths, integer digits (before Python's int parsing
+sees them), non-finite numbers, container sizes and the number of values. Each refusal is a BoundsError whose
+message is one line saying what was refused and where.
+"""
+
+import json
+import math
+import os
+import stat
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.error import Mark
+
+MAX_PROPOSAL_BYTES = 256 * 1024
+MAX_DEPTH = 32
+MAX_STRING_CHARS = 64 * 1024
+MAX_KEY_CHARS = 1024
+MAX_INT_DIGITS = 64
+MAX_ITEMS = 10_000
+MAX_VALUES = 200_000
+
+MAX_RUN_INPUT_BYTES = 1024 * 1024
+MAX_RUN_INPUT_DEPTH = 64
+
+
+class BoundsError(ValueError):
+    """Untrusted text that exceeds a bound or uses a refused construct; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    max_bytes: int = MAX_PROPOSAL_BYTES
+    max_depth: int = MAX_DEPTH
+    max_string_chars: int = MAX_STRING_CHARS
+    max_key_chars: int = MAX_KEY_CHARS
+    max_int_digits: int = MAX_INT_DIGITS
+    max_items: int = MAX_ITEMS  # per list or mapping
+    max_values: int = MAX_VALUES  # in the whole document
+
+
+PROPOSAL_BOUNDS = Bounds()
+RUN_INPUT_BOUNDS = Bounds(max_bytes=MAX_RUN_INPUT_BYTES, max_depth=MAX_RUN_INPUT_DEPTH,
+                          max_string_chars=MAX_RUN_INPUT_BYTES, max_items=100_000, max_values=1_000_000)
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _at(mark: Mark | None) -> str:
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+
+def read_bounded(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file no larger than `max_bytes`; the size is checked before reading it whole."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise BoundsError(f"{path}: no such file") from None
+    except OSError as err:
+        raise BoundsError(f"{path}: cannot be read: {err.strerror or err}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise BoundsError(f"{path}: not a regular file")
+        if st.st_size > max_bytes:
+            raise BoundsError(f"{path}: the file is {st.st_size} bytes, larger than the limit of {max_bytes} bytes")
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise BoundsError(f"{path}: the file is larger than the limit of {max_bytes} bytes")
+    return data
+
+
+def check_text_size(text: str, bounds: Bounds, what: str = "the text") -> None:
+    size = len(text) if len(text) * 4 <= bounds.max_bytes else len(text.encode("utf-8", "surrogatepass"))
+    if size > bounds.max_bytes:
+        raise BoundsError(f"{what} is {size} bytes, larger than the limit of {bounds.max_bytes} bytes")
+
+
+def check_tree(data: Any, bounds: Bounds) -> None:
+    """Check a parsed document against `bounds`: depth, sizes, key types, numbers, value types."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    values = 0
+    int_bits = int(bounds.max_int_digits * 3.33) + 4
+    while stack:
+        value, where, depth = stack.pop()
+        loc = f"{where}: " if where else ""
+        values += 1
+        if values > bounds.max_values:
+            raise BoundsError(f"the document holds more than {bounds.max_values} values")
+        if isinstance(value, str):
+            if len(value) > bounds.max_string_chars:
+                raise BoundsError(f"{loc}a string of {len(value)} characters; at most "
+                                  f"{bounds.max_string_chars} are allowed")
+        elif value is None or isinstance(value, bool):
+            continue
+        elif isinstance(value, int):
+            if value.bit_length() > int_bits:
+                raise BoundsError(f"{loc}an integer with more than {bounds.max_int_digits} digits")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise BoundsError(f"{loc}{value} is not allowed: numbers must be finite")
+        elif isinstance(value, dict | list):
+            if depth > bounds.max_depth:
+                raise BoundsError(f"{loc}nested deeper than {bounds.max_depth} levels")
+            if len(value) > bounds.max_items:
+                kind = "mapping" if isinstance(value, dict) else "list"
+                raise BoundsError(f"{loc}a {kind} of {len(value)} items; at most {bounds.max_items} are allowed")
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if not isinstance(key, str):
+                        raise BoundsError(f"{loc}mapping keys must be strings, not {type(key).__name__} {_short(key)}")
+                    if len(key) > bounds.max_key_chars:
+                        raise BoundsError(f"{loc}a key of {len(key)} characters; at most {bounds.max_key_chars} "
+                                          "are allowed")
+                    shown = key if len(key) <= 40 else key[:37] + "..."
+                    stack.append((item, f"{where}.{shown}" if where else shown, depth + 1))
+            else:
+                stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, date):  # YAML timestamps; pydantic serialises them as ISO text
+            continue
+        else:
+            raise BoundsError(f"{loc}a {type(value).__name__} value is not allowed; use JSON values")
+
+
+# ------------------------------------------------------------------------------------------------ JSON
+
+
+def parse_json_bounded(text: str, bounds: Bounds = PROPOSAL_BOUNDS, what: str = "the text") -> Any:
+    """json.loads within `bounds`; malformed JSON still raises json.JSONDecodeError for the caller to word."""
+    check_text_size(text, bounds, what)
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise BoundsError(f"duplicate key {_short(key)}")
+            out[key] = value
+        return out
+
+    def parse_int(digits: str) -> int:
+        count = len(digits) - digits.startswith("-")
+        if count > bounds.max_int_digits:
+            raise BoundsError(f"an integer has {count} digits; at most {bounds.max_int_digits} are allowed")
+        return int(digits)
+
+    def parse_float(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise BoundsError(f"the number {_short(literal)} is not finite; numbers must be finite")
+        return value
+
+    def parse_constant(name: str) -> Any:
+        raise BoundsError(f"{name} is not allowed: numbers must be finite")
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, parse_int=parse_int, parse_float=parse_float,
+                          parse_constant=parse_constant)
+    except RecursionError:
+        raise BoundsError(f"the document is nested deeper than {bounds.max_depth} levels") from None
+    check_tree(data, bounds)
+    return data
+
+
+# ------------------------------------------------------------------------------------------------ YAML
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader without anchors, aliases or merge keys, refusing duplicate keys, deep nesting and long numbers."""
+
+    def __init__(self, stream: str, bounds: Bounds) -> None:
+        super().__init__(stream)
+        self._bounds = bounds
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        anchor = getattr(event, "anchor", None)
+        if isinstance(event, yaml.AliasEvent) or anchor is not None:
+            kind = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
+            raise BoundsError(f"YAML anchors and aliases are not allowed ({kind}{anchor}{_at(event.start_mark)})")
+        container = isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent)
+        if container:
+            self._depth += 1
+            if self._depth > self._bounds.max_depth:
+                raise BoundsError(f"the document is nested deeper than {self._bounds.max_depth} levels"
+                                  f"{_at(event.start_mark)}")
+        try:
+            node = super().compose_node(parent, index)
+            if node is None:  # cannot happen: an event was peeked above
+                raise ConstructorError(None, None, "expected a node", event.start_mark)
+            return node
+        finally:
+            if container:
+                self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):
+            raise ConstructorError(None, None, "expected a mapping node", node.start_mark)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                raise BoundsError(f"YAML merge keys ('<<') are not allowed{_at(key_node.start_mark)}")
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in mapping
+            except TypeError:
+                raise ConstructorError("while constructing a mapping", node.start_mark, "found an unhashable key",
+                                       key_node.start_mark) from None
+            if duplicate:
+                raise BoundsError(f"duplicate key {_short(key)}{_at(key_node.start_mark)}")
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+    def _bounded_int(self, node: yaml.ScalarNode) -> int:
+        text = str(self.construct_scalar(node))
+        digits = len(text.lstrip("+-").replace("_", ""))
+        if digits > self._bounds.max_int_digits:
+            raise BoundsError(f"an integer has {digits} digits; at most {self._bounds.max_int_digits} are allowed"
+                              f"{_at(node.start_mark)}")
+        return self.construct_yaml_int(node)
+
+    def _finite_float(self, node: yaml.ScalarNode) -> float:
+        value = self.construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise BoundsError(f"{value} is not allowed: numbers must be finite{_at(node.start_mark)}")
+        return value
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader._bounded_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader._finite_float)
+
+
+def parse_yaml_bounded(text: str, bounds: Bounds = PROPOSAL_BOUNDS, what: str = "the text") -> Any:
+    """yaml.safe_load within `bounds`; malformed YAML still raises yaml.YAMLError for the caller to word."""
+    check_text_size(text, bounds, what)
+    loader = _BoundedLoader(text, bounds)
+    try:
+        data = loader.get_single_data()
+    finally:
+        loader.dispose()
+    check_tree(data, bounds)
+    return data
