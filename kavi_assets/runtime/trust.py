@@ -30,10 +30,11 @@ __all__ = [
     "default_loader",
     "load_trusted",
     "sha256_hex",
+    "skill_module_name",
 ]
 
 MAX_SKILL_BYTES = 2_000_000
-MODULE_PREFIX = "kavi_trusted_"
+MODULE_PREFIX = "kavi_skill_"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -47,6 +48,11 @@ class TrustedSkill:
     side_effect_class: SideEffectClass
     required_secrets: tuple[str, ...] = ()
     input_schema: dict[str, Any] | None = None
+    version: int | None = None  # the trusted version (None: a record that predates versions, or a test's)
+
+    @property
+    def ref(self) -> str:
+        return self.name if self.version is None else f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -107,10 +113,11 @@ def _read_once(path: Path) -> bytes:
         os.close(fd)
 
 
-def _module_name(skill_name: str, digest: str) -> str:
-    safe = re.sub(r"\W", "_", skill_name)
-    # The hashed suffix makes the name unique per content; no import statement or path import can produce it.
-    return f"{MODULE_PREFIX}{safe}_{digest[:16]}"
+def skill_module_name(skill_name: str) -> str:
+    """The `__name__` a skill's code runs under, wherever it runs: the gates (acceptance) and the runtime load a
+    skill under this same name, so the code cannot tell whether it is being judged or used. It depends on the
+    skill's name only (not on a version, a path or a hash, which differ between a sandbox and the skills home)."""
+    return MODULE_PREFIX + re.sub(r"\W", "_", skill_name)
 
 
 def _find_skill_class(module: types.ModuleType, skill: TrustedSkill) -> type[BaseSkill[Any, Any]]:
@@ -204,15 +211,17 @@ class TrustLoader:
                 _unregister(self._cache.pop(key).module)
 
     def _execute(self, skill: TrustedSkill, data: bytes, digest: str) -> _Loaded:
-        module_name = _module_name(skill.name, digest)
+        module_name = skill_module_name(skill.name)
         try:
             code = compile(data, str(skill.path), "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
             raise SkillLoadError(f"trusted skill {skill.name!r} does not compile: {exc}") from None
-        module = types.ModuleType(module_name, f"trusted skill {skill.name} (sha256 {digest})")
+        module = types.ModuleType(module_name)  # nothing in the module says it was trusted: see skill_module_name
         module.__file__ = str(skill.path)
         # pydantic and dataclasses resolve annotations through sys.modules[cls.__module__]: the module is
-        # registered, under its unique hashed name only, and kept while the class is in use.
+        # registered under its name while it executes, and kept while the class is in use. Two versions of one
+        # skill loaded in one process share the name: the entry is the latest loaded, and each unregisters only
+        # its own entry.
         sys.modules[module_name] = module
         try:
             try:
