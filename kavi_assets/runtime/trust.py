@@ -222,6 +222,7 @@ class TrustLoader:
         # registered under its name while it executes, and kept while the class is in use. Two versions of one
         # skill loaded in one process share the name: the entry is the latest loaded, and each unregisters only
         # its own entry.
+        previous = sys.modules.get(module_name)
         sys.modules[module_name] = module
         try:
             try:
@@ -233,6 +234,8 @@ class TrustLoader:
             cls = _find_skill_class(module, skill)
         except BaseException:
             _unregister(module)
+            if previous is not None and module_name not in sys.modules:
+                sys.modules[module_name] = previous  # a failed load leaves the version that worked registered
             raise
         self._executions += 1
         return _Loaded(sha256=digest, module=module, cls=cls)
