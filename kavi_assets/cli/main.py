@@ -240,17 +240,28 @@ def _lineage_doc(records: Any, name: str) -> dict[str, Any]:
             a["research"] = {"failure_kind": n["failure_kind"], "triggers": n["triggers"],
                              "escalated": n["escalated"], "facts": n["facts"]}
     promotions = [
-        {"seq": p.seq, "build_id": p.build_id, "approved_by": p.approved_by, "source_sha256": p.source_sha256,
-         "record_hash": p.record_hash, "prev_hash": p.prev_hash, "at": p.created_at.isoformat()}
+        {"seq": p.seq, "version": p.version, "spec_revision": p.spec_revision, "side_effect_class": p.side_effect_class,
+         "build_id": p.build_id, "approved_by": p.approved_by, "source_sha256": p.source_sha256,
+         "skill_path": p.skill_path, "record_hash": p.record_hash, "prev_hash": p.prev_hash,
+         "at": p.created_at.isoformat()}
         for p in records.promotions(name)
+    ]
+    revisions = [
+        {"revision": r.revision, "spec_sha256": r.spec_sha256, "side_effect_class": r.side_effect_class.value,
+         "class_change": list(r.class_change) if r.class_change else None, "diff": r.diff, "by": r.actor,
+         "at": r.created_at.isoformat()}
+        for r in records.revisions(name)
     ]
     return {
         "proposal": name,
         "status": row.status.value,
+        "revision": row.revision,
+        "trusted_version": row.trusted_version,
         "spec_sha256": row.spec_sha256,
         "side_effect_class": row.proposal.side_effect_class.value,
         "attempts": attempts,
         "promotions": promotions,
+        "revisions": revisions,
         "events": records.status_events(name),
         "edges": records.lineage_edges(name),
     }
@@ -293,8 +304,8 @@ def lineage(
             if r["facts"].get("error"):
                 rn.add(str(r["facts"]["error"])[:200])
     for p in doc["promotions"]:
-        tree.add(f"[green]promotion #{p['seq']}[/] {p['build_id']} approved by {p['approved_by']}  "
-                 f"sha256 {p['source_sha256'][:16]}  record {p['record_hash'][:12]}")
+        tree.add(f"[green]promotion #{p['seq']} → {name}@{p['version']}[/] {p['build_id']} "
+                 f"approved by {p['approved_by']}  sha256 {p['source_sha256'][:16]}  record {p['record_hash'][:12]}")
     console.print(tree)
 
 

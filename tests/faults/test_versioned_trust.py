@@ -79,6 +79,10 @@ def test_a_revised_class_is_a_new_revision_that_needs_a_person(kavi_home: KaviHo
     assert [(r.revision, r.side_effect_class.value, r.previous_class) for r in revisions] == [
         (1, "READ_ONLY", None), (2, "FILE_WRITE", "READ_ONLY")]
     assert any(d["field"] == "side_effect_class" for d in revisions[1].diff)
+    doc = json.loads(_run(["lineage", "word_count", "--json"]).output)
+    assert (doc["revision"], doc["trusted_version"]) == (2, 1)
+    assert doc["revisions"][1]["class_change"] == ["READ_ONLY", "FILE_WRITE"]
+    assert doc["promotions"][0]["side_effect_class"] == "READ_ONLY" and doc["promotions"][0]["spec_revision"] == 1
     # Version 1 still serves, with the class it was trusted as: no confirmation asked, READ_ONLY recorded.
     record = _run_record(["run", "word_count", "--json", '{"text": "a b"}'])
     assert record["side_effect_class"] == "READ_ONLY" and record["skill_version"] == 1
