@@ -66,15 +66,18 @@ def seed(path: Path, n: int, k: int) -> float:
             SELECT printf('skill_%05d', i), replace(?, '__NAME__', printf('skill_%05d', i)),
                    sha256(replace(?, '__NAME__', printf('skill_%05d', i))), 'READ_ONLY', 0.2, 'TRUSTED', NULL,
                    TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60),
-                   TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60 + 59), 0, NULL, NULL, NULL, NULL
+                   TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 60 + 59), 0, NULL, NULL, NULL, NULL, 1, 1
             FROM range({n}) r(i)""", [spec_json, spec_json])
+        # Each spec is its proposal's revision 1 (schema 6).
+        con.execute("""INSERT INTO proposal_revisions SELECT name, 1, spec_json, spec_sha256, side_effect_class, NULL,
+                       '[]', 'kavi', NULL, created_at FROM proposals""")
         con.execute(f"""INSERT INTO builds
             SELECT bid, name, a, CASE WHEN a > 1 THEN printf('skill_%05d-a%d-seed', i, a - 1) END,
                    'run-' || bid, CASE WHEN a % 2 = 1 THEN 'recorded-coder-a' ELSE 'recorded-coder-b' END,
                    'recorded model', sha256('packet:' || bid),
                    CASE WHEN a = {k} THEN 'VERIFIED' ELSE 'VERIFY_FAILED' END,
                    CASE WHEN a = {k} THEN NULL ELSE 'VERIFY_TEST' END, 900, 700, 5.0, NULL,
-                   sha256('skill:' || bid), sha256('tests:' || bid), t, t + INTERVAL 5 SECOND
+                   sha256('skill:' || bid), sha256('tests:' || bid), t, t + INTERVAL 5 SECOND, 1
             FROM att ORDER BY t""")
         # Each proposal row mirrors its latest build, as the forge keeps it (schema 4).
         con.execute(f"UPDATE proposals SET {LATEST_BUILD_SET} FROM ({LATEST_BUILDS}) b WHERE b.proposal_name = name")
@@ -137,13 +140,15 @@ def seed(path: Path, n: int, k: int) -> float:
                    "test_sha256": hashlib.sha256(f"tests:{bid}".encode()).hexdigest(),
                    "skill_path": f"skills/{name}.py", "prev_hash": prev, "created_at": at.isoformat()}
         digest = promotion_hash(payload)
+        # Version 1 of each skill, hashed as records written before schema 6 were (record format 1).
         promos.append([payload["seq"], name, bid, "VERIFIED", "TRUSTED", payload["approved_by"],
-                       payload["source_sha256"], payload["test_sha256"], payload["skill_path"], prev, digest, at])
+                       payload["source_sha256"], payload["test_sha256"], payload["skill_path"], prev, digest, at,
+                       1, 1, None, "READ_ONLY", 1])
         prev = digest
     with ledger.connect() as con:
         for start in range(0, len(promos), 500):
             chunk = promos[start:start + 500]
-            con.execute("INSERT INTO promotions VALUES " + ", ".join(["(" + ", ".join(["?"] * 12) + ")"] * len(chunk)),
+            con.execute("INSERT INTO promotions VALUES " + ", ".join(["(" + ", ".join(["?"] * 17) + ")"] * len(chunk)),
                         [v for row in chunk for v in row])
     with ledger.connect() as con:
         con.execute("CHECKPOINT")

@@ -86,7 +86,15 @@ class KaviHome:
         return resolved
 
     def skill_file(self, name: str) -> Path:
+        """Where an un-versioned trusted skill lived before schema 6 (such files stay, as version 1)."""
         return self.inside(self.skills_dir / f"{name}.py")
+
+    def skill_version_file(self, name: str, version: int) -> Path:
+        """The trusted file of NAME@VERSION: each version keeps its own file, written once at its promotion."""
+        return self.inside(self.skills_dir / name / f"v{int(version)}.py")
+
+    def skill_version_test_file(self, name: str, version: int) -> Path:
+        return self.inside(self.tests_dir / name / f"test_v{int(version)}.py")
 
     def skill_test_file(self, name: str) -> Path:
         return self.inside(self.tests_dir / f"test_skill_{name}.py")

@@ -13,7 +13,7 @@ import dagster as dg
 from kavi_assets.assets.jobs import registry_job
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger
-from kavi_assets.promotion.registry import registry_file_mark
+from kavi_assets.promotion.registry import REBUILD, registry_file_mark, registry_state
 from resources.home import SkillsHomeResource
 
 # A request for the same ledger state is repeated only after this long (its run may have failed).
@@ -29,9 +29,14 @@ RETRY_SAME_MARK_S = 300.0
 )
 def refresh_registry(context: dg.SensorEvaluationContext, home: SkillsHomeResource) -> dg.RunRequest | dg.SkipReason:
     h = home.home()
-    seq, count = ForgeRecords(Ledger(h.ledger_path)).registry_mark()
+    records = ForgeRecords(Ledger(h.ledger_path))
+    seq, count = records.registry_mark()
     if registry_file_mark(h.registry_path) == (seq, count):
         return dg.SkipReason(f"the registry file is current ({count} trusted, last promotion #{seq})")
+    state = registry_state(records, h.registry_path)  # only when the marks differ: not at every tick
+    if not state.refreshable:
+        return dg.SkipReason(f"the registry file disagrees with the ledger and is left for a person: "
+                             f"{'; '.join(state.problems[:2])} (kavi verify; {REBUILD})")
     try:
         last = json.loads(context.cursor) if context.cursor else {}
     except ValueError:

@@ -5,7 +5,7 @@ import dagster as dg
 from kavi_assets.assets.forge import REGISTRY_ENTRY_KEY
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger
-from kavi_assets.promotion.registry import write_registry
+from kavi_assets.promotion.registry import REBUILD, registry_state, write_registry
 from resources.home import SkillsHomeResource
 
 SKILL_REGISTRY_KEY = dg.AssetKey(["forge", "skill_registry"])
@@ -16,17 +16,24 @@ SKILL_REGISTRY_KEY = dg.AssetKey(["forge", "skill_registry"])
     deps=[REGISTRY_ENTRY_KEY],
     group_name="registry",
     kinds={"duckdb", "json"},
-    description="The trusted-skill registry, derived from the ledger (never edited by hand).",
+    description="The trusted-skill registry, derived from the ledger (never edited by hand): every trusted version.",
 )
 def skill_registry(home: SkillsHomeResource) -> dg.MaterializeResult:  # type: ignore[type-arg]
     h = home.home()
     records = ForgeRecords(Ledger(h.ledger_path))
+    state = registry_state(records, h.registry_path)
+    if state.kind == "edited":
+        # An edit is evidence: it is reported by `kavi verify` and rewritten only on purpose.
+        raise dg.Failure(description=f"{h.registry_path} disagrees with the ledger and is left as it is: "
+                                     f"{'; '.join(state.problems[:3])}. Inspect it (kavi verify), then `{REBUILD}`.")
     data = write_registry(records, h.registry_path)
     rows = [
-        f"| {s['name']} | {s['side_effect_class']} | `{s['source_sha256'][:16]}` | {s['approved_by']} |"
+        f"| {s['name']} | {s['latest']} | {', '.join(str(v['version']) for v in s['versions'])} | "
+        f"{s['side_effect_class']} | `{s['source_sha256'][:16]}` | {s['approved_by']} |"
         for s in data["skills"]
     ]
-    table = "\n".join(["| skill | class | sha256 | approved by |", "| --- | --- | --- | --- |", *rows])
+    table = "\n".join(["| skill | latest | versions | class | sha256 | approved by |",
+                       "| --- | --- | --- | --- | --- | --- |", *rows])
     return dg.MaterializeResult(
         metadata={
             "trusted_skills": dg.MetadataValue.int(len(data["skills"])),

@@ -121,7 +121,7 @@ def demo(
 def _summary(ctx: Any, names: list[str]) -> None:
     trusted = {t.name: t for t in ctx.records.trusted()}
     table = Table(title="Forge summary")
-    for col in ("skill", "class", "status", "attempts", "models", "failures on the way", "sha256"):
+    for col in ("skill", "class", "status", "trusted version", "attempts", "models", "failures on the way", "sha256"):
         table.add_column(col)
     for name in names:
         row = ctx.records.require_proposal(name)
@@ -129,7 +129,8 @@ def _summary(ctx: Any, names: list[str]) -> None:
         fails = [f"a{b.attempt_number}:{b.failure_kind}" for b in builds if b.failure_kind]
         colour = {"TRUSTED": "green", "GATE_VIOLATION": "red", "ESCALATED": "red"}.get(row.status.value, "yellow")
         table.add_row(
-            name, row.proposal.side_effect_class.value, f"[{colour}]{row.status.value}[/]", str(len(builds)),
+            name, row.proposal.side_effect_class.value, f"[{colour}]{row.status.value}[/]",
+            f"{name}@{trusted[name].version}" if name in trusted else "", str(len(builds)),
             ", ".join(f"a{b.attempt_number}:{b.model}" for b in builds), ", ".join(fails),
             trusted[name].source_sha256[:12] if name in trusted else "",
         )

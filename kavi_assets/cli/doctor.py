@@ -71,12 +71,13 @@ def _trust(home: KaviHome) -> Check:
         return Check("registry and trusted files", "fail", f"audit failed: {err}", "run `kavi verify` for details")
     if not report.ok:
         return Check("registry and trusted files", "fail", "; ".join(report.problems()[:5]),
-                     "a changed trusted file must be re-forged (kavi forge NAME); a registry drift is fixed by "
-                     "materializing forge/skill_registry; an edited promotion record needs investigation")
+                     "a changed trusted file must be re-forged (kavi forge NAME); a registry that disagrees with "
+                     "the ledger is rewritten by `kavi registry rebuild`; a stray file in skills/ is removed; an "
+                     "edited promotion record needs investigation")
     detail = f"{report.checked_skills} trusted skills match their hashes; {report.promotions} promotions chained"
     if report.registry_note:
         return Check("registry and trusted files", "warn", f"{detail}; {report.registry_note}",
-                     "run `kavi verify` (or let the refresh_registry sensor run) to regenerate registry.json")
+                     "let the refresh_registry sensor run, or `kavi registry rebuild`, to regenerate registry.json")
     return Check("registry and trusted files", "ok", detail)
 
 

@@ -72,14 +72,39 @@ def propose(
     ctx = ForgeContext.open(h, _no_llm)
     changed = intake(ctx, proposal, str(file.resolve()), actor="kavi propose")
     added = add_partition(proposal.name)
-    verb = "recorded" if changed else "already recorded (identical spec)"
+    row = ctx.records.require_proposal(proposal.name)
+    if not changed:
+        verb = f"identical to revision {row.revision}: nothing recorded"
+    elif row.revision == 1:
+        verb = "recorded as revision 1"
+    else:
+        verb = f"recorded as revision {row.revision} (a new revision; trusted versions are unchanged)"
     console.print(f"[green]{proposal.name}[/]: {verb}; partition {'added' if added else 'exists'} "
                   f"({proposal.side_effect_class.value}, {len(proposal.examples)} examples, "
-                  f"{len(proposal.holdout_examples)} holdout)")
+                  f"{len(proposal.holdout_examples)} holdout)", highlight=False, soft_wrap=True)
+    if changed and row.revision > 1:
+        _print_revision(ctx.records.revisions(proposal.name)[-1], row.trusted_version)
 
 
 def _no_llm() -> Any:
     raise RuntimeError("this command does not call a model")
+
+
+def _print_revision(rev: Any, trusted_version: int | None) -> None:
+    """A new revision's diff; a change of side-effect class first, and what it means for approval."""
+    if rev.class_change:
+        old, new = rev.class_change
+        console.print(f"  [bold yellow]side_effect_class: {old} → {new}[/]: the version built from it needs a "
+                      f"person's approval (kavi approve {rev.name} --by WHO); auto-approve does not apply",
+                      highlight=False, soft_wrap=True)
+    for d in rev.diff:
+        if d["field"] != "side_effect_class":
+            before, after = json.dumps(d["from"], default=str), json.dumps(d["to"], default=str)
+            shown = f"{before[:60]} → {after[:60]}" if len(before) + len(after) < 160 else "changed"
+            console.print(f"  {d['field']}: {shown}", highlight=False, soft_wrap=True)
+    if trusted_version is not None:
+        console.print(f"  {rev.name}@{trusted_version} keeps serving until a version of revision {rev.revision} is "
+                      f"approved: kavi forge {rev.name}", highlight=False, soft_wrap=True)
 
 
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
@@ -110,6 +135,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
         "build_id": build.build_id if build else None,
         "model": build.model if build else None,
         "failure_kind": build.failure_kind if build else None,
+        "trusted_version": row.trusted_version,
     }
 
 
@@ -132,6 +158,8 @@ def forge(
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
                   + f"  run {out['run_id'][:8]}")
+    if out.get("trusted_version"):
+        console.print(f"  {name}@{out['trusted_version']} is the trusted version `kavi run {name}` runs")
     if out["status"] == "VERIFIED":
         console.print(f"  awaiting approval: kavi approve {name} --by YOU")
     elif out["status"] in ("FAILED", "ESCALATED", "GATE_VIOLATION"):
@@ -212,17 +240,28 @@ def _lineage_doc(records: Any, name: str) -> dict[str, Any]:
             a["research"] = {"failure_kind": n["failure_kind"], "triggers": n["triggers"],
                              "escalated": n["escalated"], "facts": n["facts"]}
     promotions = [
-        {"seq": p.seq, "build_id": p.build_id, "approved_by": p.approved_by, "source_sha256": p.source_sha256,
-         "record_hash": p.record_hash, "prev_hash": p.prev_hash, "at": p.created_at.isoformat()}
+        {"seq": p.seq, "version": p.version, "spec_revision": p.spec_revision, "side_effect_class": p.side_effect_class,
+         "build_id": p.build_id, "approved_by": p.approved_by, "source_sha256": p.source_sha256,
+         "skill_path": p.skill_path, "record_hash": p.record_hash, "prev_hash": p.prev_hash,
+         "at": p.created_at.isoformat()}
         for p in records.promotions(name)
+    ]
+    revisions = [
+        {"revision": r.revision, "spec_sha256": r.spec_sha256, "side_effect_class": r.side_effect_class.value,
+         "class_change": list(r.class_change) if r.class_change else None, "diff": r.diff, "by": r.actor,
+         "at": r.created_at.isoformat()}
+        for r in records.revisions(name)
     ]
     return {
         "proposal": name,
         "status": row.status.value,
+        "revision": row.revision,
+        "trusted_version": row.trusted_version,
         "spec_sha256": row.spec_sha256,
         "side_effect_class": row.proposal.side_effect_class.value,
         "attempts": attempts,
         "promotions": promotions,
+        "revisions": revisions,
         "events": records.status_events(name),
         "edges": records.lineage_edges(name),
     }
@@ -265,8 +304,8 @@ def lineage(
             if r["facts"].get("error"):
                 rn.add(str(r["facts"]["error"])[:200])
     for p in doc["promotions"]:
-        tree.add(f"[green]promotion #{p['seq']}[/] {p['build_id']} approved by {p['approved_by']}  "
-                 f"sha256 {p['source_sha256'][:16]}  record {p['record_hash'][:12]}")
+        tree.add(f"[green]promotion #{p['seq']} → {name}@{p['version']}[/] {p['build_id']} "
+                 f"approved by {p['approved_by']}  sha256 {p['source_sha256'][:16]}  record {p['record_hash'][:12]}")
     console.print(tree)
 
 
@@ -277,23 +316,41 @@ def approve(
     by: Annotated[str, typer.Option("--by", help="who approves (recorded in the ledger)")],
     home: HomeOpt = None,
 ) -> None:
-    """Record a person's approval of NAME's latest verified build and promote it through Dagster."""
+    """Record a person's approval of NAME's latest verified build and promote it, as the next version, through
+    Dagster. Approving a version that is already trusted says so and records nothing (exit 0); when someone else
+    approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.forge.context import ForgeContext
+    from kavi_assets.forge.pipeline import AlreadyTrusted
     from kavi_assets.forge.pipeline import approve as record_approval
 
     h = _home(home)
     ctx = ForgeContext.open(h, _no_llm)
-    build = record_approval(ctx, name, by)
+    try:
+        outcome = record_approval(ctx, name, by)
+    except AlreadyTrusted as done:
+        console.print(f"{done}: nothing recorded", highlight=False, soft_wrap=True)
+        return
+    build = outcome.build
+    if outcome.class_change:
+        console.print(f"  side_effect_class: {outcome.class_change[0]} → {outcome.class_change[1]} "
+                      f"(approved by a person: {(outcome.first or {}).get('approved_by', by)})",
+                      highlight=False)
     ensure_dagster_home(h)
     add_partition(name)
     run = run_job("promote", name, tags={"kavi/trigger": "approval", "kavi/approved_by": by})
-    row = ctx.records.require_proposal(name)
-    if row.status.value != "TRUSTED":
+    promo = ctx.records.promotion_for_build(build.build_id)
+    if promo is None:
         raise typer.Exit(_fail(f"{name}: approval recorded but promotion did not complete (run {run.run_id})"))
-    trusted = {t.name: t for t in ctx.records.trusted()}[name]
-    console.print(f"[green]{name}[/] is TRUSTED: build {build.build_id}, sha256 {trusted.source_sha256[:16]}, "
-                  f"approved by {by}")
+    ref = f"{name}@{promo.version}"
+    if outcome.recorded and promo.approved_by == by.strip():
+        console.print(f"[green]{ref}[/] is TRUSTED: build {build.build_id}, sha256 {promo.source_sha256[:16]}, "
+                      f"approved by {by}, promotion #{promo.seq}", highlight=False, soft_wrap=True)
+    else:
+        first = outcome.first["approved_by"] if outcome.first else promo.approved_by
+        console.print(f"{ref}: {first} approved it first and it is trusted (build {build.build_id}, "
+                      f"promotion #{promo.seq}, approved by {promo.approved_by}); your approval was not recorded",
+                      highlight=False, soft_wrap=True)
     run_job("registry", None, tags={"kavi/trigger": "approval"})
 
 

@@ -29,20 +29,53 @@ def _records(h: KaviHome) -> Any:
     return ForgeRecords(Ledger(h.ledger_path))
 
 
-def _trusted_map(h: KaviHome) -> dict[str, Any]:
-    from kavi_assets.runtime.trust import TrustedSkill
+class TrustedVersions:
+    """The ledger's trusted versions, looked up as NAME (the latest version) or NAME@VERSION (pinned)."""
 
-    return {
-        t.name: TrustedSkill(t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets)
-        for t in _records(h).trusted()
-    }
+    def __init__(self, h: KaviHome) -> None:
+        from kavi_assets.runtime.trust import TrustedSkill
+
+        self.records = _records(h)
+        self.by_name: dict[str, dict[int, Any]] = {}
+        for t in self.records.trusted_versions():
+            self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
+                t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
+                version=t.version)
+
+    def latest(self) -> list[Any]:
+        return [versions[max(versions)] for _, versions in sorted(self.by_name.items())]
+
+    def versions(self) -> dict[str, list[int]]:
+        return {name: sorted(versions) for name, versions in self.by_name.items()}
+
+    def get(self, ref: str) -> Any:
+        """The trusted skill REF names, or None (unknown name); SkillNotTrusted for a version that is not trusted."""
+        from kavi_assets.runtime.errors import SkillNotTrusted
+
+        name, pinned, number = ref.partition("@")
+        versions = self.by_name.get(name)
+        if not pinned:
+            return versions[max(versions)] if versions else None
+        if not number.isdigit() or int(number) < 1:
+            raise SkillNotTrusted(f"{ref!r} names no version: write NAME@N with N a version number, as in {name}@1")
+        skill = (versions or {}).get(int(number))
+        if skill is None:
+            status, reason = self.records.version_status(name, int(number))
+            why = f"it is {status}" + (f" ({reason})" if reason else "") if status else "it was never promoted"
+            listed = ", ".join(str(v) for v in sorted(versions)) if versions else "none"
+            raise SkillNotTrusted(f"skill {ref!r} is not trusted: {why}; trusted versions of {name}: {listed}")
+        return skill
+
+    def current_hash(self, ref: str) -> str | None:
+        skill = self.get(ref)
+        return None if skill is None else str(skill.sha256)
 
 
-def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, dict[str, Any]]:
+def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersions]:
     from kavi_assets.runtime.executor import SkillRunner
     from kavi_assets.runtime.records import ExecutionLog
 
-    trusted = _trusted_map(h)
+    trusted = TrustedVersions(h)
     log = ExecutionLog(h.executions_log, fsync=fsync)
     model = None
     if os.environ.get("KAVI_LLM_BASE_URL", "").strip():
@@ -110,7 +143,8 @@ def _show(record: Any, as_json: bool) -> None:
         typer.echo(json.dumps(record.summary(), indent=2))
         return
     colour = "green" if record.success else "red"
-    console.print(f"[{colour}]{record.status}[/] {record.skill_name} {record.short_id} "
+    ref = record.skill_name + (f"@{record.skill_version}" if record.skill_version is not None else "")
+    console.print(f"[{colour}]{record.status}[/] {ref} {record.short_id} "
                   f"({record.duration_ms:.1f} ms)", highlight=False)
     if record.success:
         typer.echo(json.dumps(record.output_data(), indent=2))
@@ -119,25 +153,27 @@ def _show(record: Any, as_json: bool) -> None:
 
 
 def skills(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """List trusted skills with their input and output JSON Schemas."""
+    """List trusted skills (their latest version, and every trusted version) with their JSON Schemas."""
     from kavi_assets.runtime.executor import list_skills
 
-    infos = list_skills(_trusted_map(_home(home)).values())
+    trusted = TrustedVersions(_home(home))
+    infos = list_skills(trusted.latest(), versions=trusted.versions())
     if as_json:
         typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
         return
-    table = Table(title="Trusted skills")
-    for col in ("skill", "class", "inputs", "description"):
+    table = Table(title="Trusted skills (kavi run NAME runs the latest version; NAME@N pins one)")
+    for col in ("skill", "version", "versions", "class", "inputs", "description"):
         table.add_column(col)
     for i in infos:
         d = i.to_dict()
-        props = ", ".join(d.get("input_schema", {}).get("properties", {}))
-        table.add_row(d["name"], d["side_effect_class"], props, str(d.get("description", ""))[:60])
+        props = ", ".join((d.get("input_schema") or {}).get("properties", {}))
+        table.add_row(d["name"], str(d["version"]), ", ".join(map(str, d["versions"])), d["side_effect_class"], props,
+                      str(d.get("description", ""))[:60])
     console.print(table)
 
 
 def run(
-    skill: Annotated[str, typer.Argument(help="a trusted skill")],
+    skill: Annotated[str, typer.Argument(help="a trusted skill: NAME (its latest version) or NAME@VERSION")],
     json_input: Annotated[str, typer.Option("--json", help="the input as a JSON object, or @FILE")] = "{}",
     yes: YesOpt = False,
     home: HomeOpt = None,
@@ -194,10 +230,10 @@ def replay_cmd(
     h = _home(home)
     runner, log, trusted = _runner(h)
     original = log.find(execution)
-    skill = trusted.get(original.skill_name)
+    ref = original.skill_name if original.skill_version is None else f"{original.skill_name}@{original.skill_version}"
+    skill = trusted.get(ref)
     confirmed = _confirm(skill, yes) if skill is not None else yes
-    record = replay(runner, log, execution, confirmed=confirmed,
-                    current_hash=lambda name: trusted[name].sha256 if name in trusted else None)
+    record = replay(runner, log, execution, confirmed=confirmed, current_hash=trusted.current_hash)
     console.print(f"replay of {original.short_id}:", highlight=False)
     _show(record, False)
     if not record.success:
@@ -251,21 +287,24 @@ def session(
 
 
 def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Check the promotion hash chain, the registry projection and every trusted file against the ledger."""
+    """Check the promotion hash chain, the registry projection, every trusted file and the skills folder against
+    the ledger. Writes nothing: a registry that disagrees with the ledger is a problem (`kavi registry rebuild`
+    rewrites it); one that is only behind the ledger is a note."""
     from kavi_assets.promotion.audit import audit
 
     h = _home(home)
-    report = audit(_records(h), h, refresh_stale=True)
+    report = audit(_records(h), h)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         if report.registry_note:
-            console.print(f"[yellow]![/] {report.registry_note}", highlight=False)
+            console.print(f"[yellow]![/] {report.registry_note}", highlight=False, soft_wrap=True)
         for p in report.problems():
-            console.print(f"[red]✗[/] {p}", highlight=False)
+            console.print(f"[red]✗[/] {p}", highlight=False, soft_wrap=True)
         if report.ok:
             console.print(f"[green]✓[/] {report.promotions} promotions chained, {report.checked_skills} trusted "
-                          "files match their hashes, registry matches the ledger")
+                          "files match their hashes, no stray file in the skills folder, registry "
+                          + ("behind the ledger (see above)" if report.registry_note else "matches the ledger"))
     if not report.ok:
         raise typer.Exit(1)
 
@@ -287,7 +326,30 @@ def doctor(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
         raise typer.Exit(1)
 
 
+registry_app = typer.Typer(name="registry", help="The registry file: a projection of the ledger.",
+                           no_args_is_help=True)
+
+
+def registry_rebuild(home: HomeOpt = None) -> None:
+    """Rewrite registry.json from the ledger, whatever it holds now (the explicit fix for a registry that
+    `kavi verify` reports as disagreeing with the ledger)."""
+    from kavi_assets.promotion.registry import registry_state, write_registry
+
+    h = _home(home)
+    records = _records(h)
+    before = registry_state(records, h.registry_path)
+    data = write_registry(records, h.registry_path)
+    versions = sum(len(s["versions"]) for s in data["skills"])
+    was = {"current": "it matched the ledger", "behind": "it was behind the ledger", "missing": "it was missing",
+           "edited": "it disagreed with the ledger"}[before.kind]
+    console.print(f"[green]✓[/] rewrote {h.registry_path.name} from the ledger ({was}): {len(data['skills'])} "
+                  f"skills, {versions} trusted versions, at promotion #{data['ledger_mark']['last_promotion_seq']}",
+                  highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
+    registry_app.command("rebuild")(cli_errors(registry_rebuild))
+    app.add_typer(registry_app)
     app.command("skills")(cli_errors(skills))
     app.command("run")(cli_errors(run))
     app.command("chain")(cli_errors(chain))

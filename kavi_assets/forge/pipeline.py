@@ -16,7 +16,7 @@ from kavi_assets.gates.runner import GateConfig, run_gates
 from kavi_assets.gates.runner import prestart as prestart_gates
 from kavi_assets.gates.types import GateResult
 from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
-from kavi_assets.ledger.records import BuildRow, LedgerRecordError, ProposalRow, new_build_id
+from kavi_assets.ledger.records import BuildRow, LedgerRecordError, PromotionRow, ProposalRow, new_build_id
 from kavi_assets.lifecycle import FailureKind, ProposalStatus
 from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
 from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind
@@ -37,6 +37,14 @@ VERIFY_FAILED = "VERIFY_FAILED"
 
 class PromotionRefused(RuntimeError):
     """Promotion was asked for a build that may not be promoted; the message says why."""
+
+
+class AlreadyTrusted(PromotionRefused):
+    """The build asked for is already a trusted version: nothing to approve or promote."""
+
+    def __init__(self, message: str, promotion: PromotionRow) -> None:
+        super().__init__(message)
+        self.promotion = promotion
 
 
 def _canonical(data: Any) -> bytes:
@@ -547,6 +555,17 @@ class PromotionOutcome:
     approved_by: str | None = None
     skill_path: str | None = None
     promotion_seq: int | None = None
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalOutcome:
+    """An approval asked for: recorded, or not because the build already had one (`first`, who came first)."""
+
+    build: BuildRow
+    recorded: bool
+    first: dict[str, Any] | None
+    class_change: tuple[str, str] | None  # (trusted class, candidate class) when the candidate changes it
 
 
 def _atomic_copy(data: bytes, target: Path) -> None:
@@ -561,16 +580,26 @@ def _atomic_copy(data: bytes, target: Path) -> None:
 
 
 def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
-    """The latest attempt, if it may be promoted; otherwise PromotionRefused says why."""
-    ctx.records.require_proposal(name)
+    """The latest attempt, if it may be promoted; otherwise PromotionRefused says why (AlreadyTrusted when it is
+    a trusted version already)."""
+    row = ctx.records.require_proposal(name)
     build = ctx.records.latest_build(name)
     if build is None:
         raise PromotionRefused(f"{name} has no build; forge it first (kavi forge {name})")
+    done = ctx.records.promotion_for_build(build.build_id)
+    if done is not None:
+        raise AlreadyTrusted(
+            f"{name}@{done.version} is already trusted (build {build.build_id}, approved by {done.approved_by}, "
+            f"promotion #{done.seq})", done)
     if build.status != VERIFIED:
         raise PromotionRefused(
             f"{name}: the latest attempt ({build.build_id}, attempt {build.attempt_number}) did not pass "
             f"verification (status {build.status}{', ' + build.failure_kind if build.failure_kind else ''})"
         )
+    if build.spec_revision is not None and build.spec_revision != row.revision:
+        raise PromotionRefused(
+            f"{name}: the latest attempt ({build.build_id}) was built from revision {build.spec_revision} of the "
+            f"proposal, and revision {row.revision} is current; forge it first (kavi forge {name})")
     results = ctx.records.gate_results(build.build_id)
     failing = [r["gate"] for r in results if r["effective_verdict"] == "failed"]
     if not results or failing:
@@ -581,16 +610,31 @@ def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
     return build
 
 
-def approve(ctx: ForgeContext, name: str, approved_by: str) -> BuildRow:
+def class_change(ctx: ForgeContext, name: str) -> tuple[str, str] | None:
+    """(trusted class, proposed class) when the current revision changes the latest trusted version's class."""
+    current = ctx.records.trusted(name)
+    proposed = ctx.records.require_proposal(name).proposal.side_effect_class
+    if current and current[0].side_effect_class != proposed:
+        return current[0].side_effect_class.value, proposed.value
+    return None
+
+
+def approve(ctx: ForgeContext, name: str, approved_by: str) -> ApprovalOutcome:
+    """Record a person's approval of NAME's latest verified attempt. AlreadyTrusted when that attempt is a trusted
+    version already (nothing is recorded); when someone approved it first, their approval stands and this one is
+    not recorded (`recorded` is False, `first` says who)."""
     if not approved_by.strip():
         raise PromotionRefused("an approval needs a name: --by WHO")
-    build = promotable_build(ctx, name)
-    ctx.records.record_approval(name, build.build_id, approved_by.strip())
-    return build
+    with ctx.records.session():  # the check and the record in one transaction: concurrent approvers serialise here
+        build = promotable_build(ctx, name)
+        first = ctx.records.record_approval(name, build.build_id, approved_by.strip())
+        change = class_change(ctx, name)
+    return ApprovalOutcome(build, first is None, first, change)
 
 
 def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
-    """Promote the latest verified attempt when it has an approval (or an auto-approve policy covers it)."""
+    """Promote the latest verified attempt as the skill's next version when it has an approval (or an auto-approve
+    policy covers it). The versions already trusted keep serving whatever this attempt's fate."""
     # The registry file, a projection of every trusted skill, is not rewritten here: that made each promotion pay
     # for the size of the registry. The `forge/skill_registry` asset regenerates it; the `refresh_registry` sensor
     # materializes that asset when the ledger's promotions moved (one rewrite for a burst of them), and the CLI
@@ -601,36 +645,45 @@ def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
 
 def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     row = ctx.records.require_proposal(name)
-    if row.status is ProposalStatus.TRUSTED:
-        latest = ctx.records.latest_build(name)
-        trusted = {t.name: t for t in ctx.records.trusted(name)}
-        if name in trusted and latest is not None and trusted[name].build_id == latest.build_id:
-            return PromotionOutcome(False, "already trusted", latest.build_id, trusted[name].source_sha256,
-                                    trusted[name].approved_by, trusted[name].skill_path)
+    latest = ctx.records.latest_build(name)
+    done = ctx.records.promotion_for_build(latest.build_id) if latest is not None else None
+    if done is not None:
+        return PromotionOutcome(False, f"already trusted as {name}@{done.version}", done.build_id, done.source_sha256,
+                                done.approved_by, done.skill_path, done.seq, done.version)
     build = promotable_build(ctx, name)
+    version = ctx.records.next_version(name)
+    change = class_change(ctx, name)
     approval = ctx.records.approval_for(name, build.build_id)
+    if approval is not None and change is not None and approval.get("policy") == "auto_approve":
+        approval = None  # a policy never approves across a class change
     if approval is None:
+        if change is not None:
+            return PromotionOutcome(
+                False, f"awaiting a person's approval: {name}@{version} changes the side-effect class "
+                f"{change[0]} → {change[1]} (auto-approve never covers a class change): kavi approve {name} --by WHO",
+                build.build_id)
         if row.proposal.side_effect_class in ctx.settings.auto_approve:
             who = f"auto-approve policy ({row.proposal.side_effect_class.value})"
-            ctx.records.record_approval(name, build.build_id, who, policy="auto_approve")
-            approval = {"approved_by": who}
+            approval = ctx.records.record_approval(name, build.build_id, who, policy="auto_approve") or {
+                "approved_by": who}
         else:
             return PromotionOutcome(False, f"awaiting approval: kavi approve {name} --by WHO", build.build_id)
     source = ctx.store.get(str(build.skill_sha256))
     tests = ctx.store.get(str(build.test_sha256)) if build.test_sha256 else None
-    target = ctx.home.skill_file(name)
+    # Each version has its own file, named after it: promoting version N never touches the files of the others.
+    target = ctx.home.skill_version_file(name, version)
     _atomic_copy(source, target)
     if sha256_bytes(target.read_bytes()) != build.skill_sha256:
         raise PromotionRefused(f"{name}: the copy in the skills home does not match the verified hash")
     if tests is not None:
-        _atomic_copy(tests, ctx.home.skill_test_file(name))
+        _atomic_copy(tests, ctx.home.skill_version_test_file(name, version))
     promo = ctx.records.record_promotion(
         name=name, build_id=build.build_id, from_status=row.status, approved_by=str(approval["approved_by"]),
         source_sha256=str(build.skill_sha256), test_sha256=build.test_sha256,
-        skill_path=str(target.relative_to(ctx.home.root)),
+        skill_path=str(target.relative_to(ctx.home.root)), version=version,
     )
-    return PromotionOutcome(True, "promoted", build.build_id, build.skill_sha256, promo.approved_by,
-                            promo.skill_path, promo.seq)
+    return PromotionOutcome(True, f"promoted as {name}@{promo.version}", build.build_id, build.skill_sha256,
+                            promo.approved_by, promo.skill_path, promo.seq, promo.version)
 
 
 def cleanup_sandbox(ctx: ForgeContext, build_id: str) -> None:

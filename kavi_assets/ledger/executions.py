@@ -45,13 +45,14 @@ def ingest_execution_log(ledger: Ledger, log_path: Path) -> IngestResult:
     rows = [
         [r.execution_id, r.parent_execution_id, r.replay_of, r.session_id, r.skill_name, r.source_hash,
          r.side_effect_class.value, r.input_json, r.output_json, r.success, r.error, r.started_at, r.finished_at,
-         r.duration_ms]
+         r.duration_ms, r.skill_version]
         for r in records
     ]
     with ledger.connect() as con:
         before = con.execute("SELECT count(*) FROM executions").fetchone()
         if rows:
-            con.executemany("INSERT OR IGNORE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            con.executemany("INSERT OR IGNORE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            rows)
         after = con.execute("SELECT count(*) FROM executions").fetchone()
         con.execute("INSERT OR REPLACE INTO ingest_offsets VALUES (?, ?, ?)", [source, offset + end, utcnow()])
     b = int(before[0]) if before else 0

@@ -61,10 +61,50 @@ def _utc(epoch_us: int | None) -> datetime | None:
 class ProposalRow:
     proposal: Proposal
     spec_sha256: str
-    status: ProposalStatus
+    status: ProposalStatus  # the lifecycle of the latest candidate; trust belongs to versions (`trusted_version`)
     complexity: float | None
     created_at: datetime
     updated_at: datetime
+    revision: int = 1
+    trusted_version: int | None = None
+
+
+@dataclass(frozen=True)
+class RevisionRow:
+    """One revision of a proposal's spec: what changed from the revision before it."""
+
+    name: str
+    revision: int
+    spec_sha256: str
+    side_effect_class: SideEffectClass
+    previous_class: str | None
+    diff: list[dict[str, Any]]
+    actor: str | None
+    created_at: datetime
+
+    @property
+    def class_change(self) -> tuple[str, str] | None:
+        """(from, to) when this revision changes the side-effect class."""
+        if self.previous_class is None or self.previous_class == self.side_effect_class.value:
+            return None
+        return self.previous_class, self.side_effect_class.value
+
+
+@dataclass(frozen=True)
+class RevisionOutcome:
+    """What re-proposing did: a new revision (with its diff), or nothing (the spec is the current revision's)."""
+
+    name: str
+    revision: int
+    created: bool
+    diff: list[dict[str, Any]]
+    class_change: tuple[str, str] | None
+
+
+def spec_diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The top-level fields of a spec that differ, each with its old and new value."""
+    return [{"field": k, "from": old.get(k), "to": new.get(k)} for k in sorted(set(old) | set(new))
+            if old.get(k) != new.get(k)]
 
 
 @dataclass(frozen=True)
@@ -87,12 +127,13 @@ class BuildRow:
     test_sha256: str | None
     started_at: datetime
     finished_at: datetime | None
+    spec_revision: int | None = None  # the revision of the spec this attempt was built from
 
 
 _BUILD_COLS = (
     "build_id, proposal_name, attempt_number, parent_build_id, run_id, model, endpoint, packet_sha256, status, "
     "failure_kind, prompt_tokens, completion_tokens, latency_ms, cost_usd, skill_sha256, test_sha256, "
-    "started_at, finished_at"
+    "started_at, finished_at, spec_revision"
 )
 
 
@@ -110,9 +151,15 @@ class PromotionRow:
     prev_hash: str
     record_hash: str
     created_at: datetime
+    # Schema 6: which version of the skill this promotion made, from which spec revision (hash and class).
+    version: int | None = None
+    spec_revision: int | None = None
+    spec_sha256: str | None = None
+    side_effect_class: str | None = None
+    record_format: int = 1  # 1: hashed without the fields above (written before schema 6); 2: hashed with them
 
     def payload(self) -> dict[str, Any]:
-        return {
+        base = {
             "seq": self.seq,
             "proposal_name": self.proposal_name,
             "build_id": self.build_id,
@@ -125,6 +172,10 @@ class PromotionRow:
             "prev_hash": self.prev_hash,
             "created_at": self.created_at.isoformat(),
         }
+        if self.record_format >= 2:
+            base.update(version=self.version, spec_revision=self.spec_revision, spec_sha256=self.spec_sha256,
+                        side_effect_class=self.side_effect_class, record_format=self.record_format)
+        return base
 
 
 def promotion_hash(payload: dict[str, Any]) -> str:
@@ -142,6 +193,35 @@ class TrustedRecord:
     skill_path: str
     approved_by: str
     promoted_at: datetime
+    version: int = 1
+    spec_revision: int | None = None
+    promotion_seq: int = 0
+
+    @property
+    def ref(self) -> str:
+        """NAME@VERSION: how a pinned version is named in `kavi run` and in chains."""
+        return f"{self.name}@{self.version}"
+
+
+# The statuses of a promoted version (`version_events`; a version without an event is TRUSTED).
+VERSION_TRUSTED = "TRUSTED"
+VERSION_REVOKED = "REVOKED"
+VERSION_RETIRED = "RETIRED"
+
+_PROMOTION_COLS = (
+    "seq, proposal_name, build_id, from_status, to_status, approved_by, source_sha256, test_sha256, skill_path, "
+    "prev_hash, record_hash, created_at, version, spec_revision, spec_sha256, side_effect_class, record_format"
+)
+_PROMOTION_SELECT = _PROMOTION_COLS.replace("created_at", "epoch_us(created_at)")
+# Each version's latest event (a version without one is TRUSTED).
+_VERSION_STATUS = ("SELECT name, version, arg_max(status, created_at) AS status FROM version_events "
+                   "GROUP BY name, version")
+
+
+def _promotion_row(r: Sequence[Any]) -> PromotionRow:
+    # Read back in UTC, as it was hashed (utcnow()), whatever the session's time zone.
+    return PromotionRow(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], _utc(r[11]) or _EPOCH,
+                        r[12], r[13], r[14], r[15], int(r[16] or 1))
 
 
 def new_build_id(name: str, attempt: int, spec_sha256: str = "", parent_build_id: str | None = None) -> str:
@@ -166,46 +246,73 @@ class ForgeRecords:
     def register_proposal(
         self, proposal: Proposal, *, source_path: str | None, complexity: float | None, actor: str = "kavi"
     ) -> bool:
-        """Record a proposal; returns False when the identical spec was already recorded."""
+        """Record a proposal; returns False when the identical spec is already its current revision."""
+        return self.propose_revision(proposal, source_path=source_path, complexity=complexity, actor=actor).created
+
+    def propose_revision(
+        self, proposal: Proposal, *, source_path: str | None, complexity: float | None, actor: str = "kavi"
+    ) -> RevisionOutcome:
+        """Record a proposal, or a new revision of one whose spec changed (never an edit of a trusted version:
+        versions keep the revision they were built from). The identical spec is a no-op."""
         spec_json = proposal.canonical_json()
         spec_sha = hashlib.sha256(spec_json.encode()).hexdigest()
+        new_class = proposal.side_effect_class.value
         now = utcnow()
         with self.ledger.connect() as con:
             row = con.execute(
-                "SELECT spec_sha256, status FROM proposals WHERE name = ?", [proposal.name]
+                "SELECT spec_sha256, status, coalesce(revision, 1), spec_json, side_effect_class FROM proposals "
+                "WHERE name = ?", [proposal.name]
             ).fetchone()
             if row is not None and row[0] == spec_sha:
-                return False
+                return RevisionOutcome(proposal.name, int(row[2]), False, [], None)
             if row is None:
+                revision, diff, previous = 1, [], None
                 con.execute(
                     "INSERT INTO proposals (name, spec_json, spec_sha256, side_effect_class, complexity, status, "
-                    "source_path, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [proposal.name, spec_json, spec_sha, proposal.side_effect_class.value, complexity,
-                     ProposalStatus.PROPOSED.value, source_path, now, now],
+                    "source_path, created_at, updated_at, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                    [proposal.name, spec_json, spec_sha, new_class, complexity, ProposalStatus.PROPOSED.value,
+                     source_path, now, now],
                 )
                 self._event(con, proposal.name, None, ProposalStatus.PROPOSED, None, "proposed", actor, now)
             else:
+                revision, previous = int(row[2]) + 1, str(row[4])
+                diff = spec_diff(json.loads(row[3]), json.loads(spec_json))
                 con.execute(
                     "UPDATE proposals SET spec_json = ?, spec_sha256 = ?, side_effect_class = ?, complexity = ?, "
-                    "status = ?, source_path = ?, updated_at = ? WHERE name = ?",
-                    [spec_json, spec_sha, proposal.side_effect_class.value, complexity,
-                     ProposalStatus.PROPOSED.value, source_path, now, proposal.name],
+                    "status = ?, source_path = ?, updated_at = ?, revision = ? WHERE name = ?",
+                    [spec_json, spec_sha, new_class, complexity, ProposalStatus.PROPOSED.value, source_path, now,
+                     revision, proposal.name],
                 )
+                change = f"; side_effect_class {previous} → {new_class}" if previous != new_class else ""
                 self._event(con, proposal.name, str(row[1]), ProposalStatus.PROPOSED, None,
-                            "spec revised", actor, now)
-        return True
+                            f"spec revised: revision {revision} ({', '.join(d['field'] for d in diff)}){change}",
+                            actor, now)
+            con.execute("INSERT INTO proposal_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [proposal.name, revision, spec_json, spec_sha, new_class, previous,
+                         json.dumps(diff, default=str), actor, source_path, now])
+        change_pair = (previous, new_class) if previous is not None and previous != new_class else None
+        return RevisionOutcome(proposal.name, revision, True, diff, change_pair)
+
+    def revisions(self, name: str) -> list[RevisionRow]:
+        """Every revision of NAME's spec, oldest first."""
+        with self.ledger.connect() as con:
+            rows = con.execute(
+                "SELECT name, revision, spec_sha256, side_effect_class, previous_class, diff_json, actor, created_at "
+                "FROM proposal_revisions WHERE name = ? ORDER BY revision", [name]).fetchall()
+        return [RevisionRow(r[0], int(r[1]), r[2], SideEffectClass(r[3]), r[4], json.loads(r[5]), r[6], r[7])
+                for r in rows]
 
     def get_proposal(self, name: str) -> ProposalRow | None:
         with self.ledger.connect() as con:
             row = con.execute(
-                "SELECT spec_json, spec_sha256, status, complexity, created_at, updated_at "
-                "FROM proposals WHERE name = ?",
+                "SELECT spec_json, spec_sha256, status, complexity, created_at, updated_at, coalesce(revision, 1), "
+                "trusted_version FROM proposals WHERE name = ?",
                 [name],
             ).fetchone()
         if row is None:
             return None
         return ProposalRow(Proposal.model_validate_json(row[0]), row[1], ProposalStatus(row[2]), row[3], row[4],
-                           row[5])
+                           row[5], int(row[6]), row[7])
 
     def require_proposal(self, name: str) -> ProposalRow:
         row = self.get_proposal(name)
@@ -223,7 +330,8 @@ class ForgeRecords:
             rows = con.execute(
                 f"""
                 SELECT name, status, side_effect_class, complexity, {_iso_sql("updated_at")},
-                       coalesce(attempts, 0), latest_build_id, latest_model, latest_failure_kind, latest_build_status
+                       coalesce(attempts, 0), latest_build_id, latest_model, latest_failure_kind, latest_build_status,
+                       coalesce(revision, 1), trusted_version
                 FROM proposals {"WHERE name = $name" if name is not None else ""}
                 ORDER BY name
                 """,
@@ -231,7 +339,8 @@ class ForgeRecords:
             ).fetchall()
         return [
             {"name": r[0], "status": r[1], "side_effect_class": r[2], "complexity": r[3], "updated_at": r[4],
-             "attempts": r[5], "latest_build": r[6], "model": r[7], "failure_kind": r[8], "build_status": r[9]}
+             "attempts": r[5], "latest_build": r[6], "model": r[7], "failure_kind": r[8], "build_status": r[9],
+             "revision": r[10], "trusted_version": r[11]}
             for r in rows
         ]
 
@@ -332,10 +441,13 @@ class ForgeRecords:
             if taken is not None:
                 raise LedgerConflictError(f"{name}: build {taken[0]} (attempt {taken[1]}) is already recorded; "
                                           f"attempt {attempt} cannot start again as {build_id}")
+            # The attempt is built from the proposal's current revision (a later re-proposal cannot relabel it).
+            rev = con.execute("SELECT coalesce(revision, 1) FROM proposals WHERE name = ?", [name]).fetchone()
             con.execute(
                 "INSERT INTO builds (build_id, proposal_name, attempt_number, parent_build_id, run_id, model, "
-                "endpoint, packet_sha256, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [build_id, name, attempt, parent_build_id, run_id, model, endpoint, packet.sha256, "PACKET", now],
+                "endpoint, packet_sha256, status, started_at, spec_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [build_id, name, attempt, parent_build_id, run_id, model, endpoint, packet.sha256, "PACKET", now,
+                 int(rev[0]) if rev else None],
             )
             # The proposal row mirrors its latest attempt (schema 4): `kavi status` reads one row per proposal.
             con.execute(
@@ -562,20 +674,32 @@ class ForgeRecords:
         return (int(row[0]), row[1]) if row else (0, None)
 
     # -- approvals and promotions ----------------------------------------------------------------
-    def record_approval(self, name: str, build_id: str, approved_by: str, policy: str | None = None) -> None:
+    def record_approval(self, name: str, build_id: str, approved_by: str, policy: str | None = None
+                        ) -> dict[str, Any] | None:
+        """Record the approval of a build, unless it has one already: the first approval of a build is the one
+        that counts (two people approving at once do not both get recorded). Returns that earlier approval, or
+        None when this one was recorded. The check and the insert are one transaction."""
         with self.ledger.connect() as con:
+            earlier = self._first_approval(con, build_id)
+            if earlier is not None:
+                return earlier
             con.execute("INSERT INTO approvals VALUES (?, ?, ?, ?, ?)", [name, build_id, approved_by, policy, utcnow()])
+        return None
 
-    def approval_for(self, name: str, build_id: str) -> dict[str, Any] | None:
-        with self.ledger.connect() as con:
-            row = con.execute(
-                "SELECT approved_by, policy, created_at FROM approvals WHERE proposal_name = ? AND build_id = ? "
-                "ORDER BY created_at DESC LIMIT 1",
-                [name, build_id],
-            ).fetchone()
+    @staticmethod
+    def _first_approval(con: duckdb.DuckDBPyConnection, build_id: str) -> dict[str, Any] | None:
+        row = con.execute(
+            "SELECT approved_by, policy, created_at FROM approvals WHERE build_id = ? ORDER BY created_at LIMIT 1",
+            [build_id],
+        ).fetchone()
         if row is None:
             return None
         return {"approved_by": row[0], "policy": row[1], "at": row[2].isoformat()}
+
+    def approval_for(self, name: str, build_id: str) -> dict[str, Any] | None:
+        """The approval that counts for a build: its first."""
+        with self.ledger.connect() as con:
+            return self._first_approval(con, build_id)
 
     def record_promotion(
         self,
@@ -587,44 +711,85 @@ class ForgeRecords:
         source_sha256: str,
         test_sha256: str | None,
         skill_path: str,
+        version: int | None = None,
     ) -> PromotionRow:
-        """Append a hash-chained promotion record and mark the proposal TRUSTED, atomically."""
+        """Append a hash-chained promotion record — the next version of NAME — and mark the proposal TRUSTED,
+        atomically. A build is promoted once: a second promotion of it raises LedgerConflictError naming the
+        first. `version`, when given, must be the next version (the caller named its file after it)."""
         now = utcnow()
         with self.ledger.connect() as con:
+            done = con.execute(f"SELECT {_PROMOTION_SELECT} FROM promotions WHERE build_id = ? ORDER BY seq LIMIT 1",
+                               [build_id]).fetchone()
+            if done is not None:
+                first = _promotion_row(done)
+                raise LedgerConflictError(
+                    f"{name}: build {build_id} is already trusted as {name}@{first.version} (promotion #{first.seq}, "
+                    f"approved by {first.approved_by})")
+            nxt = self._next_version(con, name)
+            if version is not None and version != nxt:
+                raise LedgerConflictError(f"{name}: version {version} cannot be promoted; the next version is {nxt}")
+            rev_row = con.execute("SELECT spec_revision FROM builds WHERE build_id = ?", [build_id]).fetchone()
+            cur = con.execute("SELECT coalesce(revision, 1), spec_sha256, side_effect_class FROM proposals "
+                              "WHERE name = ?", [name]).fetchone()
+            if cur is None:
+                raise LedgerRecordError(f"no proposal named {name!r}")
+            revision = int(rev_row[0]) if rev_row and rev_row[0] is not None else int(cur[0])
+            spec = con.execute("SELECT spec_sha256, side_effect_class FROM proposal_revisions WHERE name = ? AND "
+                               "revision = ? LIMIT 1", [name, revision]).fetchone()
+            spec_sha, side = (str(spec[0]), str(spec[1])) if spec else (str(cur[1]), str(cur[2]))
             last = con.execute("SELECT seq, record_hash FROM promotions ORDER BY seq DESC LIMIT 1").fetchone()
             seq = int(last[0]) + 1 if last else 1
             prev = str(last[1]) if last else GENESIS_HASH
             draft = PromotionRow(seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by,
-                                 source_sha256, test_sha256, skill_path, prev, "", now)
+                                 source_sha256, test_sha256, skill_path, prev, "", now, nxt, revision, spec_sha, side,
+                                 2)
             digest = promotion_hash(draft.payload())
             con.execute(
-                "INSERT INTO promotions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO promotions ({_PROMOTION_COLS}) VALUES ({', '.join('?' for _ in range(17))})",
                 [seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by, source_sha256,
-                 test_sha256, skill_path, prev, digest, now],
+                 test_sha256, skill_path, prev, digest, now, nxt, revision, spec_sha, side, 2],
             )
-            self._set_status(con, name, ProposalStatus.TRUSTED, build_id, f"promoted, approved by {approved_by}",
-                             approved_by, now)
+            con.execute("UPDATE proposals SET trusted_version = ? WHERE name = ?", [nxt, name])
+            self._set_status(con, name, ProposalStatus.TRUSTED, build_id,
+                             f"promoted as {name}@{nxt}, approved by {approved_by}", approved_by, now)
         return PromotionRow(seq, name, build_id, from_status.value, ProposalStatus.TRUSTED.value, approved_by,
-                            source_sha256, test_sha256, skill_path, prev, digest, now)
+                            source_sha256, test_sha256, skill_path, prev, digest, now, nxt, revision, spec_sha, side, 2)
+
+    @staticmethod
+    def _next_version(con: duckdb.DuckDBPyConnection, name: str) -> int:
+        row = con.execute("SELECT coalesce(max(version), 0) FROM promotions WHERE proposal_name = ?",
+                          [name]).fetchone()
+        return (int(row[0]) if row else 0) + 1
+
+    def next_version(self, name: str) -> int:
+        """The version number NAME's next promotion will get."""
+        with self.ledger.connect() as con:
+            return self._next_version(con, name)
+
+    def promotion_for_build(self, build_id: str) -> PromotionRow | None:
+        """The promotion that made a build a trusted version, if any."""
+        with self.ledger.connect() as con:
+            row = con.execute(f"SELECT {_PROMOTION_SELECT} FROM promotions WHERE build_id = ? ORDER BY seq LIMIT 1",
+                              [build_id]).fetchone()
+        return _promotion_row(row) if row else None
 
     def promotions(self, name: str | None = None) -> list[PromotionRow]:
         """Every promotion in chain order, or only NAME's."""
         with self.ledger.connect() as con:
             rows = con.execute(
-                "SELECT seq, proposal_name, build_id, from_status, to_status, approved_by, source_sha256, "
-                "test_sha256, skill_path, prev_hash, record_hash, epoch_us(created_at) FROM promotions "
+                f"SELECT {_PROMOTION_SELECT} FROM promotions "
                 + ("WHERE proposal_name = ? " if name is not None else "") + "ORDER BY seq",
                 [name] if name is not None else None,
             ).fetchall()
-        # Read back in UTC, as it was hashed (utcnow()), whatever the session's time zone.
-        return [PromotionRow(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
-                             _utc(r[11]) or _EPOCH) for r in rows]
+        return [_promotion_row(r) for r in rows]
 
     def verify_promotion_chain(self) -> list[str]:
-        """Problems with the hash chain of promotions: an edited, deleted or reordered record breaks it."""
+        """Problems with the hash chain of promotions: an edited, deleted or reordered record breaks it; so does a
+        version number that is not its promotion's rank among the skill's promotions."""
         problems: list[str] = []
         prev = GENESIS_HASH
         expected_seq = 1
+        versions: dict[str, int] = {}
         for row in self.promotions():
             if row.seq != expected_seq:
                 problems.append(f"promotion #{expected_seq} is missing (next record is #{row.seq})")
@@ -632,46 +797,93 @@ class ForgeRecords:
                 problems.append(f"promotion #{row.seq} ({row.proposal_name}) does not link to the record before it")
             if promotion_hash(row.payload()) != row.record_hash:
                 problems.append(f"promotion #{row.seq} ({row.proposal_name}) was edited: its hash does not match")
+            versions[row.proposal_name] = versions.get(row.proposal_name, 0) + 1
+            if row.version != versions[row.proposal_name]:
+                problems.append(f"promotion #{row.seq} ({row.proposal_name}) claims version {row.version}, but it is "
+                                f"the skill's promotion number {versions[row.proposal_name]}")
             prev = row.record_hash
             expected_seq = row.seq + 1
         return problems
 
     def registry_mark(self) -> tuple[int, int]:
-        """(last promotion sequence number, number of TRUSTED proposals): it changes whenever the set of trusted
-        skills or any entry of it changes (a promotion adds a sequence number; a demotion lowers the count), so the
-        registry projection is regenerated when, and only when, the mark moved."""
+        """(last promotion sequence number, number of trusted versions): it changes whenever the set of trusted
+        versions or any entry of it changes (a promotion adds a sequence number; a revocation lowers the count),
+        so the registry projection is regenerated when, and only when, the mark moved."""
         with self.ledger.connect() as con:
             seq = con.execute("SELECT coalesce(max(seq), 0) FROM promotions").fetchone()
-            count = con.execute("SELECT count(*) FROM proposals WHERE status = 'TRUSTED'").fetchone()
+            count = con.execute(
+                f"SELECT count(*) FROM promotions p LEFT JOIN ({_VERSION_STATUS}) e "
+                "ON e.name = p.proposal_name AND e.version = p.version WHERE coalesce(e.status, 'TRUSTED') = 'TRUSTED'"
+            ).fetchone()
         return (int(seq[0]) if seq else 0, int(count[0]) if count else 0)
 
-    def trusted(self, name: str | None = None) -> list[TrustedRecord]:
-        """The latest promotion of every proposal that is TRUSTED now (or of NAME only)."""
-        only_p = "AND p.name = $name" if name is not None else ""
-        only_pr = "WHERE proposal_name = $name" if name is not None else ""
+    def trusted_versions(self, name: str | None = None) -> list[TrustedRecord]:
+        """Every trusted version (of every skill, or of NAME), by name then version. A version stays trusted
+        whatever later attempts of its proposal do, until an event (a revocation) says otherwise."""
+        only = "AND p.proposal_name = $name" if name is not None else ""
         with self.ledger.connect() as con:
             rows = con.execute(
                 f"""
-                SELECT p.name, p.side_effect_class,
-                       coalesce(CAST(json_extract(p.spec_json, '$.required_secrets') AS VARCHAR[]), []),
-                       pr.build_id, pr.source_sha256, pr.test_sha256, pr.skill_path, pr.approved_by,
-                       epoch_us(pr.created_at)
-                FROM proposals p
-                JOIN (
-                    SELECT proposal_name, build_id, source_sha256, test_sha256, skill_path, approved_by, created_at
-                    FROM promotions {only_pr}
-                    QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY seq DESC) = 1
-                ) pr ON pr.proposal_name = p.name
-                WHERE p.status = 'TRUSTED' {only_p}
-                ORDER BY p.name
+                SELECT p.proposal_name, coalesce(p.side_effect_class, pr.side_effect_class),
+                       coalesce(CAST(json_extract(coalesce(r.spec_json, pr.spec_json), '$.required_secrets')
+                                     AS VARCHAR[]), []),
+                       p.build_id, p.source_sha256, p.test_sha256, p.skill_path, p.approved_by,
+                       epoch_us(p.created_at), p.version, p.spec_revision, p.seq
+                FROM promotions p
+                JOIN proposals pr ON pr.name = p.proposal_name
+                LEFT JOIN proposal_revisions r ON r.name = p.proposal_name AND r.revision = p.spec_revision
+                LEFT JOIN ({_VERSION_STATUS}) e ON e.name = p.proposal_name AND e.version = p.version
+                WHERE coalesce(e.status, 'TRUSTED') = 'TRUSTED' {only}
+                ORDER BY p.proposal_name, p.version
                 """,
                 {"name": name} if name is not None else None,
             ).fetchall()
         # The spec was validated when it was recorded: the database reads its declared secrets (a model validation
         # per trusted skill made every promotion pay for the size of the registry).
         classes = {c.value: c for c in SideEffectClass}
-        return [TrustedRecord(r[0], classes[r[1]], tuple(r[2]), r[3], r[4], r[5], r[6], r[7], _utc(r[8]) or _EPOCH)
-                for r in rows]
+        return [TrustedRecord(r[0], classes[r[1]], tuple(r[2]), r[3], r[4], r[5], r[6], r[7], _utc(r[8]) or _EPOCH,
+                              int(r[9]), r[10], int(r[11])) for r in rows]
+
+    def trusted(self, name: str | None = None) -> list[TrustedRecord]:
+        """The latest trusted version of every skill (or of NAME only): what `kavi run NAME` runs."""
+        latest: dict[str, TrustedRecord] = {}
+        for t in self.trusted_versions(name):
+            latest[t.name] = t  # ordered by version: the last one is the latest
+        return list(latest.values())
+
+    def trusted_version(self, name: str, version: int) -> TrustedRecord | None:
+        return next((t for t in self.trusted_versions(name) if t.version == version), None)
+
+    def version_status(self, name: str, version: int) -> tuple[str, str | None]:
+        """(status, reason) of a promoted version: TRUSTED unless an event changed it; ('', None) if never promoted."""
+        with self.ledger.connect() as con:
+            exists = con.execute("SELECT 1 FROM promotions WHERE proposal_name = ? AND version = ?",
+                                 [name, version]).fetchone()
+            if exists is None:
+                return "", None
+            row = con.execute("SELECT status, reason FROM version_events WHERE name = ? AND version = ? "
+                              "ORDER BY created_at DESC LIMIT 1", [name, version]).fetchone()
+        return (str(row[0]), str(row[1])) if row else (VERSION_TRUSTED, None)
+
+    def revoke_version(self, name: str, version: int, *, reason: str, actor: str) -> None:
+        """Stop trusting one version (recorded, with who and why); the skill's other versions are untouched."""
+        now = utcnow()
+        with self.ledger.connect() as con:
+            if con.execute("SELECT 1 FROM promotions WHERE proposal_name = ? AND version = ?",
+                           [name, version]).fetchone() is None:
+                raise LedgerRecordError(f"{name}@{version} was never promoted")
+            con.execute("INSERT INTO version_events VALUES (?, ?, ?, ?, ?, ?)",
+                        [name, version, VERSION_REVOKED, reason, actor, now])
+            con.execute(
+                f"UPDATE proposals SET trusted_version = (SELECT max(p.version) FROM promotions p LEFT JOIN "
+                f"({_VERSION_STATUS}) e ON e.name = p.proposal_name AND e.version = p.version WHERE p.proposal_name = "
+                "? AND coalesce(e.status, 'TRUSTED') = 'TRUSTED') WHERE name = ?", [name, name])
+
+    def promoted_paths(self) -> set[str]:
+        """Every skill path a promotion ever wrote (trusted or not any more): the files the skills folder may hold."""
+        with self.ledger.connect() as con:
+            rows = con.execute("SELECT DISTINCT skill_path FROM promotions").fetchall()
+        return {str(r[0]) for r in rows}
 
     # -- model outcomes --------------------------------------------------------------------------
     def record_model_outcome(

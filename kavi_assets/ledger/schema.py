@@ -289,6 +289,77 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             "ALTER TABLE promotions_v5 RENAME TO promotions",
         ),
     ),
+    (
+        6,
+        # Versioned skills. Trust belongs to a version, not to the proposal: a promotion is version N of its skill
+        # (the N-th promotion of that name in the hash chain), kept with the spec revision, spec hash and side-effect
+        # class it was built from, and it keeps serving whatever later attempts of the proposal do. A re-proposed
+        # spec is a new revision (with its diff), never an edit of a trusted version. New tables carry no key (see
+        # migrations 3 and 5): the records keep (name, revision) and (name, version) unique in the writing
+        # transaction, and the chain's linear order is what `kavi verify` checks.
+        (
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS revision INTEGER DEFAULT 1",
+            "ALTER TABLE proposals ADD COLUMN IF NOT EXISTS trusted_version INTEGER",
+            "UPDATE proposals SET revision = 1 WHERE revision IS NULL",
+            """CREATE TABLE IF NOT EXISTS proposal_revisions (
+                name VARCHAR NOT NULL,
+                revision INTEGER NOT NULL,
+                spec_json VARCHAR NOT NULL,
+                spec_sha256 VARCHAR NOT NULL,
+                side_effect_class VARCHAR NOT NULL,
+                previous_class VARCHAR,
+                diff_json VARCHAR NOT NULL,
+                actor VARCHAR,
+                source_path VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            # What was trusted before keeps its spec as revision 1 (earlier replaced specs were not kept).
+            "INSERT INTO proposal_revisions SELECT name, 1, spec_json, spec_sha256, side_effect_class, NULL, '[]', "
+            "'schema migration 6', source_path, created_at FROM proposals",
+            "ALTER TABLE builds ADD COLUMN IF NOT EXISTS spec_revision INTEGER",
+            "UPDATE builds SET spec_revision = 1",
+            "ALTER TABLE promotions ADD COLUMN IF NOT EXISTS version INTEGER",
+            "ALTER TABLE promotions ADD COLUMN IF NOT EXISTS spec_revision INTEGER",
+            "ALTER TABLE promotions ADD COLUMN IF NOT EXISTS spec_sha256 VARCHAR",
+            "ALTER TABLE promotions ADD COLUMN IF NOT EXISTS side_effect_class VARCHAR",
+            # 1: hashed without the four columns above (records written before schema 6); 2: hashed with them.
+            "ALTER TABLE promotions ADD COLUMN IF NOT EXISTS record_format INTEGER DEFAULT 1",
+            """UPDATE promotions SET version = r.v FROM (
+                   SELECT seq AS s, row_number() OVER (PARTITION BY proposal_name ORDER BY seq) AS v FROM promotions
+               ) r WHERE r.s = promotions.seq""",
+            """UPDATE promotions SET spec_revision = 1, spec_sha256 = p.spec_sha256,
+                   side_effect_class = p.side_effect_class, record_format = 1
+               FROM proposals p WHERE p.name = promotions.proposal_name""",
+            """CREATE TABLE IF NOT EXISTS version_events (
+                name VARCHAR NOT NULL,
+                version INTEGER NOT NULL,
+                status VARCHAR NOT NULL,
+                reason VARCHAR NOT NULL,
+                actor VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            # Before versions, a re-promotion overwrote the one trusted file: the earlier versions' bytes are gone.
+            """INSERT INTO version_events SELECT p.proposal_name, p.version, 'RETIRED',
+                   'its file was overwritten in place by a later promotion before skills were versioned (schema 6)',
+                   'schema migration 6', now()
+               FROM promotions p WHERE EXISTS (SELECT 1 FROM promotions q WHERE q.proposal_name = p.proposal_name
+                                               AND q.seq > p.seq AND q.skill_path = p.skill_path)""",
+            # A skill the old ledger no longer trusted (a later attempt had taken its trust) is not trusted again by
+            # a migration: a person re-forges and approves it.
+            """INSERT INTO version_events SELECT p.proposal_name, p.version, 'REVOKED',
+                   'the proposal was ' || pr.status || ', not TRUSTED, when skills became versioned (schema 6)',
+                   'schema migration 6', now()
+               FROM promotions p JOIN proposals pr ON pr.name = p.proposal_name
+               WHERE pr.status <> 'TRUSTED' AND p.version = (
+                   SELECT max(version) FROM promotions q WHERE q.proposal_name = p.proposal_name)""",
+            """UPDATE proposals SET trusted_version = t.v FROM (
+                   SELECT proposal_name AS n, max(version) AS v FROM promotions p WHERE NOT EXISTS (
+                       SELECT 1 FROM version_events e WHERE e.name = p.proposal_name AND e.version = p.version)
+                   GROUP BY proposal_name
+               ) t WHERE t.n = proposals.name""",
+            "ALTER TABLE executions ADD COLUMN IF NOT EXISTS skill_version INTEGER",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

@@ -1,5 +1,6 @@
-"""The trust audit: the promotion hash chain, the registry projection, and every trusted file's bytes."""
+"""The trust audit: the promotion hash chain, the registry projection, every trusted file's bytes, stray files."""
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -7,7 +8,7 @@ from typing import Any
 from kavi_assets.home import KaviHome
 from kavi_assets.ledger.artifacts import sha256_bytes
 from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.promotion.registry import registry_drift, registry_file_mark, write_registry
+from kavi_assets.promotion.registry import registry_state, write_registry
 
 
 @dataclass(frozen=True)
@@ -18,8 +19,8 @@ class AuditReport:
     policy_problems: list[str] = field(default_factory=list)
     checked_skills: int = 0
     promotions: int = 0
-    # Not a problem: the registry file was behind the ledger (it is a projection, regenerated after promotions
-    # by the refresh_registry sensor); says whether the audit regenerated it.
+    # Not a problem: the registry file is behind the ledger (it is a projection, regenerated after promotions
+    # by the refresh_registry sensor) or missing; says whether the audit regenerated it.
     registry_note: str | None = None
 
     @property
@@ -44,43 +45,54 @@ class AuditReport:
 
 def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = None,
           refresh_stale: bool = False) -> AuditReport:
-    """Check the hash chain, every trusted file (hash and today's policy) and the registry projection.
+    """Check the hash chain, every trusted version's file (hash and today's policy), the skills folder and the
+    registry projection.
 
-    The registry file records the ledger state it was generated at. Generated at the current state, its content
-    must match the ledger exactly (a difference is an edit: a problem). Generated earlier (or missing, or without
-    a mark), it is only behind: with `refresh_stale` the audit regenerates it, otherwise it says so in a note.
+    The registry file records the ledger state it was generated at (see `registry_state`). At the current state
+    its content must equal the ledger's projection; at an earlier state it must agree with the ledger's history up
+    to then. Anything else is an edit: a problem, and the file is left as it is (`kavi registry rebuild` rewrites
+    it). A file that is only behind (or missing) is a note; with `refresh_stale` (the scheduled audit) the audit
+    regenerates it, as the refresh_registry sensor would.
     """
     chain = records.verify_promotion_chain()
-    mark, file_mark = records.registry_mark(), registry_file_mark(home.registry_path)
-    note = None
-    if file_mark != mark:
-        behind = (f"registry.json was generated at promotion #{file_mark[0]} ({file_mark[1]} trusted)"
-                  if file_mark else "registry.json is missing or carries no ledger mark")
-        now = f"the ledger is at promotion #{mark[0]} ({mark[1]} trusted)"
-        if refresh_stale:
-            write_registry(records, home.registry_path)
-            note = f"{behind}; {now}: regenerated"
-        else:
-            note = f"{behind}; {now}: the refresh_registry sensor or `kavi verify` regenerates it"
-    # Compared only when it claims the current state: a file just regenerated is the projection itself, and one
-    # that is behind differs by design.
-    registry = registry_drift(records, home.registry_path) if file_mark == mark else []
+    state = registry_state(records, home.registry_path)
+    note = state.note
+    if state.refreshable and refresh_stale:
+        write_registry(records, home.registry_path)
+        note = f"{note}: regenerated" if note else "regenerated"
     files: list[str] = []
     policy: list[str] = []
-    trusted = records.trusted()
+    trusted = records.trusted_versions()
     for t in trusted:
         path = home.root / t.skill_path
         if not path.is_file():
-            files.append(f"{t.name}: trusted file {path} is missing")
+            files.append(f"{t.ref}: trusted file {path} is missing")
             continue
         data = path.read_bytes()
         actual = sha256_bytes(data)
         if actual != t.source_sha256:
-            files.append(f"{t.name}: {path} was changed since promotion (sha256 {actual[:16]}…, "
+            files.append(f"{t.ref}: {path} was changed since promotion (sha256 {actual[:16]}…, "
                          f"ledger {t.source_sha256[:16]}…)")
             continue
-        policy += _rescan(t.name, data, t.side_effect_class, t.required_secrets, policy_path)
-    return AuditReport(chain, registry, files, policy, len(trusted), len(records.promotions()), note)
+        policy += [f"{t.ref}: {p}" for p in _rescan(t.name, data, t.side_effect_class, t.required_secrets,
+                                                     policy_path)]
+    files += stray_files(records, home)
+    return AuditReport(chain, state.problems, files, policy, len(trusted), len(records.promotions()), note)
+
+
+def stray_files(records: ForgeRecords, home: KaviHome) -> list[str]:
+    """Files in the skills folder that no promotion put there. The runtime never loads them (it loads only what
+    the ledger trusts, by path and hash), but a file there looks trusted to anyone browsing the folder."""
+    known = records.promoted_paths()
+    out: list[str] = []
+    for path in sorted(home.skills_dir.rglob("*")) if home.skills_dir.is_dir() else []:
+        if path.is_dir() and not path.is_symlink():
+            continue
+        rel = path.relative_to(home.root).as_posix()
+        if rel not in known:
+            out.append(f"{rel} is in the skills folder but no promotion put it there (it never runs): remove it "
+                       f"(rm {shlex.quote(str(path))}), or propose and forge it to make it a trusted version")
+    return out
 
 
 def _rescan(name: str, data: bytes, side_effect: Any, secrets: tuple[str, ...], policy_path: Path | None) -> list[str]:

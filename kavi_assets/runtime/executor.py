@@ -87,7 +87,7 @@ class SkillRunner:
         self.loader = loader if loader is not None else default_loader
 
     def lookup(self, skill_name: str) -> TrustedSkill:
-        """The trusted record for `skill_name`, or SkillNotTrusted."""
+        """The trusted record for `skill_name` (NAME, the latest version, or NAME@VERSION), or SkillNotTrusted."""
         skill = self._trusted(skill_name)
         if skill is None:
             raise SkillNotTrusted(
@@ -188,6 +188,7 @@ class SkillRunner:
             skill_name=ctx.skill.name,
             source_hash=ctx.skill.sha256.lower(),
             side_effect_class=ctx.skill.side_effect_class,
+            skill_version=ctx.skill.version,
             input_json=ctx.input_json,
             output_json=output,
             success=error is None,
@@ -213,10 +214,14 @@ class SkillInfo:
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
     error: str | None = None
+    version: int | None = None  # the version described: the latest trusted one
+    versions: tuple[int, ...] = ()  # every trusted version of the skill
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "version": self.version,
+            "versions": list(self.versions),
             "class": self.class_name,
             "description": self.description,
             "side_effect_class": self.side_effect_class.value,
@@ -228,9 +233,11 @@ class SkillInfo:
         }
 
 
-def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None = None) -> list[SkillInfo]:
+def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None = None,
+                versions: Mapping[str, Iterable[int]] | None = None) -> list[SkillInfo]:
     """Load each trusted skill (hash-checked) and describe it; a skill that fails to load is listed with
-    its error rather than hiding the others."""
+    its error rather than hiding the others. `versions` lists each skill's trusted versions."""
+    known = {k: tuple(v) for k, v in (versions or {}).items()}
     active = loader if loader is not None else default_loader
     infos: list[SkillInfo] = []
     for skill in sorted(trusted, key=lambda s: s.name):
@@ -248,6 +255,8 @@ def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None =
                     input_schema=skill.input_schema,
                     output_schema=None,
                     error=f"{type(exc).__name__}: {exc}",
+                    version=skill.version,
+                    versions=known.get(skill.name, ()),
                 )
             )
             continue
@@ -261,6 +270,8 @@ def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None =
                 source_hash=skill.sha256,
                 input_schema=cls.input_model.model_json_schema(),
                 output_schema=cls.output_model.model_json_schema(),
+                version=skill.version,
+                versions=known.get(skill.name, ()),
             )
         )
     return infos

@@ -73,6 +73,7 @@ class ExecutionRecord(BaseModel):
     skill_name: str
     source_hash: str
     side_effect_class: SideEffectClass
+    skill_version: int | None = None  # the trusted version that ran (absent in records made before versions)
     input_json: str | None  # None only when the log kept input_digest instead
     output_json: str | None = None
     success: bool

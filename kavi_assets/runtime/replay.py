@@ -20,12 +20,13 @@ def replay(
 ) -> ExecutionRecord:
     """Re-run the execution `id_or_prefix` names with its recorded input.
 
-    Refused when the skill is no longer trusted or its trusted hash is not the one the original ran;
+    A record made on a trusted version replays on that version (NAME@VERSION), whatever the latest is now.
+    Refused when that version is no longer trusted or its trusted hash is not the one the original ran;
     side effects need confirmation again. The new record links to the original through `replay_of` and
     `parent_execution_id` and joins the original's session unless `session_id` is given.
     """
     original = log.find(id_or_prefix)
-    name = original.skill_name
+    name = original.skill_name if original.skill_version is None else f"{original.skill_name}@{original.skill_version}"
     if not original.input_kept:
         digest = original.input_digest
         size = f" ({digest.chars} characters, sha256 {digest.sha256[:12]})" if digest is not None else ""

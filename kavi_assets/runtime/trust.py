@@ -31,6 +31,7 @@ __all__ = [
     "default_loader",
     "load_trusted",
     "sha256_hex",
+    "skill_module_name",
 ]
 
 MAX_SKILL_BYTES = 2_000_000
@@ -47,6 +48,11 @@ class TrustedSkill:
     side_effect_class: SideEffectClass
     required_secrets: tuple[str, ...] = ()
     input_schema: dict[str, Any] | None = None
+    version: int | None = None  # the trusted version (None: a record that predates versions, or a test's)
+
+    @property
+    def ref(self) -> str:
+        return self.name if self.version is None else f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -107,8 +113,10 @@ def _read_once(path: Path) -> bytes:
         os.close(fd)
 
 
-def _module_name(skill_name: str, digest: str) -> str:
-    # The hashed suffix makes the name unique per content; the acceptance gate uses the very same rule.
+def skill_module_name(skill_name: str, digest: str) -> str:
+    """The `__name__` a skill's code runs under, wherever it runs: the acceptance gate and the runtime load a
+    skill through the same function (`kavi_assets.skills.loading`), so the code cannot tell being judged from
+    being used. The hash suffix is that of the bytes, the same in a sandbox and in the skills home."""
     return module_name(skill_name, digest)
 
 

@@ -13,11 +13,11 @@ import sys
 import types
 from typing import Any
 
-MODULE_PREFIX = "kavi_trusted_"
+MODULE_PREFIX = "kavi_skill_"
 
 
 def module_name(skill_name: str, digest: str) -> str:
-    """`kavi_trusted_<name>_<first 16 hex of sha256>`: unique per content, never importable by a statement."""
+    """`kavi_skill_<name>_<first 16 hex of sha256>`: unique per content, never importable by a statement."""
     safe = re.sub(r"\W", "_", skill_name)
     return f"{MODULE_PREFIX}{safe}_{digest[:16]}"
 

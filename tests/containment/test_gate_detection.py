@@ -52,7 +52,7 @@ def test_counts() -> None:
 
 HONEST = TEMPLATE.replace("{body}", "")
 # Wrong (off by one) unless it believes it runs in a gate: the old acceptance runner named the module
-# "kavi_acceptance_<name>", the runtime "kavi_trusted_<name>_<hash>".
+# "kavi_acceptance_<name>", the runtime "kavi_trusted_<name>_<hash>" (both are now "kavi_skill_<name>_<hash>").
 DETECTOR = TEMPLATE.replace("{body}", '''        if not __name__.startswith("kavi_acceptance"):
             count += 1''')
 

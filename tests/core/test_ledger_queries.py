@@ -111,12 +111,18 @@ def test_promotions_and_trusted_read_back_what_was_hashed(tmp_path: Path, propos
     records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))
     _propose(records, "one_skill", proposal_data)
     _propose(records, "two_skill", proposal_data, side_effect_class="SECRET_READ", required_secrets=["API_TOKEN"])
-    for name in ("one_skill", "two_skill", "one_skill"):
-        records.record_promotion(name=name, build_id=f"{name}-b", from_status=ProposalStatus.VERIFIED,
+    for i, name in enumerate(("one_skill", "two_skill", "one_skill")):
+        records.record_promotion(name=name, build_id=f"{name}-b{i}", from_status=ProposalStatus.VERIFIED,
                                  approved_by="ana", source_sha256="ab" * 32, test_sha256=None,
                                  skill_path=f"skills/{name}.py")
+    # A build is promoted once: a second promotion of it is refused, naming the first.
+    with pytest.raises(LedgerConflictError, match="already trusted as one_skill@1"):
+        records.record_promotion(name="one_skill", build_id="one_skill-b0", from_status=ProposalStatus.VERIFIED,
+                                 approved_by="bo", source_sha256="ab" * 32, test_sha256=None,
+                                 skill_path="skills/one_skill.py")
     assert records.verify_promotion_chain() == []
     assert [p.seq for p in records.promotions("one_skill")] == [1, 3]
+    assert [p.version for p in records.promotions("one_skill")] == [1, 2]
     assert [p.seq for p in records.promotions()] == [1, 2, 3]
     assert all(p.created_at.tzinfo is not None and p.created_at <= datetime.now(UTC) for p in records.promotions())
     trusted = {t.name: t for t in records.trusted()}

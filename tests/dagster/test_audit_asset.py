@@ -46,7 +46,7 @@ def test_audit_passes_then_blocks_on_tamper(kavi_home: KaviHome, proposal_data: 
     assert ok.success
     evals = ok.get_asset_check_evaluations()
     assert evals and all(e.passed for e in evals)
-    path = kavi_home.skill_file("word_count")
+    path = kavi_home.skill_version_file("word_count", 1)
     path.chmod(0o644)
     path.write_text("import os\n")
     bad = _audit(kavi_home)

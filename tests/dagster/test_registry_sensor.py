@@ -27,9 +27,10 @@ def records(kavi_home: KaviHome, proposal_data: dict[str, Any]) -> ForgeRecords:
 
 
 def _promote(records: ForgeRecords, name: str) -> None:
-    records.record_promotion(name=name, build_id=f"{name}-b", from_status=ProposalStatus.VERIFIED,
+    version = records.next_version(name)
+    records.record_promotion(name=name, build_id=f"{name}-b{version}", from_status=ProposalStatus.VERIFIED,
                              approved_by="ana", source_sha256="ab" * 32, test_sha256=None,
-                             skill_path=f"skills/{name}.py")
+                             skill_path=f"skills/{name}/v{version}.py")
 
 
 def _evaluate(home: KaviHome, cursor: str | None = None) -> tuple[Any, str | None]:
@@ -52,8 +53,11 @@ def test_sensor_requests_one_run_per_ledger_state(kavi_home: KaviHome, records: 
     assert registry_file_mark(kavi_home.registry_path) == records.registry_mark() == (2, 2)
     done, _ = _evaluate(kavi_home, cursor)
     assert isinstance(done, dg.SkipReason) and "current" in str(done.skip_message)
-    # A demotion moves the mark (the count drops) and a promotion does (the sequence grows).
-    records.set_status("beta_skill", ProposalStatus.FAILED, build_id=None, reason="re-verification failed")
+    # A later attempt of a trusted skill failing is not a demotion: trust belongs to the version (issue 10).
+    records.set_status("beta_skill", ProposalStatus.FAILED, build_id=None, reason="a later attempt failed")
+    assert records.registry_mark() == (2, 2)
+    # A revocation of a version moves the mark (the count drops) and a promotion does (the sequence grows).
+    records.revoke_version("beta_skill", 1, reason="re-verification failed", actor="ana")
     demoted, cursor = _evaluate(kavi_home, cursor)
     assert isinstance(demoted, dg.RunRequest) and demoted.tags["kavi/trusted"] == "1"
     write_registry(records, kavi_home.registry_path)
@@ -64,12 +68,15 @@ def test_sensor_requests_one_run_per_ledger_state(kavi_home: KaviHome, records: 
     assert isinstance(promoted, dg.RunRequest) and promoted.tags["kavi/trusted"] == "2"
 
 
-def test_a_deleted_or_hand_edited_registry_is_regenerated(kavi_home: KaviHome, records: ForgeRecords) -> None:
+def test_a_deleted_registry_is_regenerated_and_a_hand_edited_one_left_for_a_person(
+        kavi_home: KaviHome, records: ForgeRecords) -> None:
+    """Issue 10: an edit is evidence. The sensor used to regenerate a hand-edited registry (erasing the edit); now it
+    leaves it for `kavi verify` to report and `kavi registry rebuild` to rewrite. A deleted one is regenerated."""
     _promote(records, "alpha_skill")
     write_registry(records, kavi_home.registry_path)
     kavi_home.registry_path.write_text('{"skills": []}')  # edited by hand, without the mark
     result, _ = _evaluate(kavi_home)
-    assert isinstance(result, dg.RunRequest)
+    assert isinstance(result, dg.SkipReason) and "kavi registry rebuild" in str(result.skip_message)
     kavi_home.registry_path.unlink()
     result, _ = _evaluate(kavi_home)
     assert isinstance(result, dg.RunRequest)
@@ -105,4 +112,5 @@ def test_audit_tells_a_registry_behind_the_ledger_from_an_edited_one(kavi_home: 
     for refresh in (False, True):
         report = audit(records, kavi_home, refresh_stale=refresh)
         assert report.registry_note is None
-        assert report.registry_problems == ["registry file has a different hash for alpha_skill than the ledger"]
+        assert report.registry_problems == ["registry file has a different hash for alpha_skill than the ledger; "
+                                            "`kavi registry rebuild` rewrites it"]

@@ -39,6 +39,7 @@ def test_second_attempt_after_real_ruff_failure(demo_run: DemoRun) -> None:
 
 def test_gate_violation_never_touches_skills_home(demo_run: DemoRun) -> None:
     assert not (demo_run.home / "skills" / "extract_emails.py").exists()
+    assert not (demo_run.home / "skills" / "extract_emails").exists()
     assert not list(demo_run.home.rglob("escape.py"))
     doc = json.loads(kavi(["lineage", "extract_emails", "--json"], demo_run.env).stdout)
     assert doc["attempts"][0]["failure_kind"] == "GATE_VIOLATION"
@@ -53,6 +54,11 @@ def test_trusted_files_match_ledger_hashes(demo_run: DemoRun) -> None:
     for s in registry["skills"]:
         data = (demo_run.home / s["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == s["source_sha256"]
+        # Each trusted version has its own file; the entry names the latest and lists them all.
+        assert s["path"] == f"skills/{s['name']}/v{s['latest']}.py"
+        assert [v["version"] for v in s["versions"]] == list(range(1, s["latest"] + 1))
+    verify = kavi(["verify"], demo_run.env)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def test_dagster_materialize_after_propose(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -116,3 +122,40 @@ def test_shipped_skills_trusted_and_runnable(demo_run: DemoRun) -> None:
     assert replay.returncode == 0, replay.stdout + replay.stderr
     refused = kavi(["run", "write_note", "--json", '{"title": "x", "body": "y", "tags": []}'], demo_run.env)
     assert refused.returncode == 2 and "--yes" in refused.stderr
+
+
+def test_a_trusted_demo_skill_survives_reproposal_and_forging_with_the_endpoint_down(
+        demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 10 item 3, after `kavi demo`: in a copy of the demo's home (the shared one stays as the demo left it),
+    re-propose a trusted skill with a changed class and forge it against an endpoint that is down: the trusted
+    version keeps running, and nothing is promoted."""
+    import shutil
+    import socket
+    from pathlib import Path
+
+    import yaml
+
+    tmp = tmp_path_factory.mktemp("versioned")
+    home = tmp / "home"
+    shutil.copytree(demo_run.home, home, ignore=shutil.ignore_patterns("dagster", "sandboxes"))
+    (tmp / "dh").mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(demo_run.env, KAVI_HOME=str(home), DAGSTER_HOME=str(tmp / "dh"),
+               KAVI_LLM_BASE_URL=f"http://127.0.0.1:{port}/v1", KAVI_LLM_MODELS="offline-model",
+               KAVI_LLM_TIMEOUT_S="5")
+    src = Path(__file__).resolve().parents[2] / "examples" / "proposals" / "write_note.yaml"
+    data = yaml.safe_load(src.read_text())
+    data["side_effect_class"] = "NETWORK"
+    prop = tmp / "write_note.yaml"
+    prop.write_text(yaml.safe_dump(data))
+    proposed = kavi(["propose", str(prop)], env)
+    assert proposed.returncode == 0 and "FILE_WRITE → NETWORK" in proposed.stdout, proposed.stdout
+    kavi(["forge", "write_note"], env)
+    res = kavi(["run", "write_note", "--yes", "--output-json", "--json",
+                '{"title": "Still trusted", "body": "The endpoint is down.", "tags": []}'], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    record = json.loads(res.stdout)
+    assert record["side_effect_class"] == "FILE_WRITE" and record["skill_version"] == 1
+    assert kavi(["verify"], env).returncode == 0

@@ -56,7 +56,7 @@ def test_failed_report_refused_even_with_approval_attempt(kavi_home: KaviHome, p
         approve(ctx, "word_count", "ana")
     with pytest.raises(PromotionRefused, match="did not pass verification"):
         promote(ctx, "word_count")
-    assert not kavi_home.skill_file("word_count").exists()
+    assert not kavi_home.skill_version_file("word_count", 1).exists()
 
 
 def test_omitted_without_reason_counts_as_failed(kavi_home: KaviHome, proposal_data: dict[str, Any]) -> None:
@@ -72,11 +72,11 @@ def test_waits_for_approval_then_promotes(kavi_home: KaviHome, proposal_data: di
     _build(ctx, proposal_data, 1, "VERIFIED", Verdict.PASSED)
     out = promote(ctx, "word_count")
     assert not out.promoted and "awaiting approval" in out.reason
-    assert not kavi_home.skill_file("word_count").exists()
+    assert not kavi_home.skill_version_file("word_count", 1).exists()
     approve(ctx, "word_count", "ana")
     out = promote(ctx, "word_count")
     assert out.promoted and out.approved_by == "ana"
-    assert sha256_bytes(kavi_home.skill_file("word_count").read_bytes()) == sha256_bytes(SOURCE)
+    assert sha256_bytes(kavi_home.skill_version_file("word_count", 1).read_bytes()) == sha256_bytes(SOURCE)
     assert ctx.records.require_proposal("word_count").status is ProposalStatus.TRUSTED
     # The promotion step leaves the registry projection to the skill_registry asset (it grew with the registry).
     assert not kavi_home.registry_path.exists()

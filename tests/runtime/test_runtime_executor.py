@@ -112,6 +112,7 @@ def test_top_level_failure_of_trusted_skill_is_a_failure_record(runner: SkillRun
 def test_run_leaves_no_module_named_after_the_skill(runner: SkillRunner) -> None:
     runner.run("echo", {"text": "a"}, confirmed=False)
     assert "echo" not in sys.modules and "skills.echo" not in sys.modules
+    # Only the loader's own name for the skill (the one the gates use too), never an importable path's.
     assert [m for m in sys.modules if m.endswith("echo") or ".echo" in m] == []
 
 

@@ -10,7 +10,14 @@ import pytest
 from runtime_skills import ECHO, install_source
 
 from kavi_assets.home import KaviHome
-from kavi_assets.runtime.trust import SkillLoadError, TrustedSkill, TrustError, TrustLoader, load_trusted
+from kavi_assets.runtime.trust import (
+    SkillLoadError,
+    TrustedSkill,
+    TrustError,
+    TrustLoader,
+    load_trusted,
+    skill_module_name,
+)
 from kavi_assets.skills.base import BaseSkill, SideEffectClass
 
 
@@ -26,8 +33,8 @@ def test_good_skill_loads_and_runs(home: KaviHome, loader: TrustLoader) -> None:
     assert cls.__name__ == "Echo" and cls.name == "echo"
     out = cls().execute(cls.input_model(text="ab", times=2))
     assert out.model_dump() == {"text": "abab", "length": 4}
-    assert cls.__module__.startswith("kavi_trusted_echo_")
-    assert cls.__module__.endswith(skill.sha256[:16])
+    # The module name depends on the skill's name and the hash of its bytes: the same in the gates and at run time.
+    assert cls.__module__ == skill_module_name("echo", skill.sha256) == f"kavi_skill_echo_{skill.sha256[:16]}"
     assert sys.modules[cls.__module__].__dict__["Echo"] is cls
 
 
@@ -117,8 +124,8 @@ def test_repromoted_source_replaces_module_and_leaves_nothing_stale(home: KaviHo
     assert new_cls is not old_cls and new_cls.description == "Repeat text, v2."
     assert old_cls.__module__ not in sys.modules
     assert new_cls.__module__ in sys.modules
-    # Whatever other loaders hold, every module of this skill carries the trusted prefix and a hash.
-    assert all(m.startswith("kavi_trusted_echo_") for m in sys.modules if "echo" in m)
+    # Whatever other loaders hold, every module of this skill carries the loader's prefix and a hash.
+    assert all(m.startswith("kavi_skill_echo_") for m in sys.modules if "echo" in m)
     assert not any(m in sys.modules for m in ("echo", "skills.echo", "skills"))
     loader.forget("echo")
     assert new_cls.__module__ not in sys.modules
@@ -149,7 +156,7 @@ def test_bad_modules_fail_to_load_and_are_not_left_in_sys_modules(
     skill = install_source(home, "echo", source, SideEffectClass.READ_ONLY)
     with pytest.raises(error, match=message):
         loader.load(skill)
-    leaked = {m for m in set(sys.modules) - before if m.startswith("kavi_trusted_")}
+    leaked = {m for m in set(sys.modules) - before if m.startswith("kavi_skill_")}
     assert leaked == set()
 
 
