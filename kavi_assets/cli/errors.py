@@ -5,10 +5,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-err_console = Console(stderr=True)
+from kavi_assets.cli.console import make_console
+
+err_console = make_console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -1,14 +1,13 @@
 """`kavi`: propose, forge, inspect, approve and run skills. Every command honours KAVI_HOME and DAGSTER_HOME."""
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
@@ -18,7 +17,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console(width=None if sys.stdout.isatty() else 140)
+console = make_console()
 
 _RICH_TABLE_MAX_ROWS = 500
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
@@ -127,7 +126,7 @@ def forge(
         _print_json(out)
         return
     for e in out["errors"]:
-        Console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
+        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
     colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
@@ -298,7 +297,7 @@ def approve(
 
 
 def _fail(msg: str) -> int:
-    Console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
+    make_console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
     return 1
 
 

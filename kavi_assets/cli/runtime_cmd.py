@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
-console = Console(width=None if sys.stdout.isatty() else 140)
+console = make_console()
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="confirm side effects (FILE_WRITE, NETWORK, SECRET_READ)")]
 
