@@ -6,6 +6,7 @@ from kavi_assets.assets import audit, executions, forge, learning, registry
 from kavi_assets.assets.audit import audit_job, audit_schedule
 from kavi_assets.assets.executions import ingest_job, ingest_schedule
 from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
+from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
@@ -26,6 +27,7 @@ defs = dg.Definitions(
         "home": _home,
         "llm": LLMResource(),
         "gates": GateRunnerResource(),
+        "attempt_lock": AttemptLockResource(home=_home),
     },
     executor=dg.in_process_executor,
 )

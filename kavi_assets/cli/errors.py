@@ -16,6 +16,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.build.sandbox_dir import SandboxExistsError
+    from kavi_assets.forge.locks import ProposalBusy
     from kavi_assets.forge.pipeline import PromotionRefused
     from kavi_assets.home import HomePathError
     from kavi_assets.ledger.records import LedgerRecordError
@@ -24,7 +25,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
-        SandboxExistsError,
+        SandboxExistsError, ProposalBusy,
     ]
     from kavi_assets.llm.client import LLMError
     from kavi_assets.llm.recorded import CassetteError

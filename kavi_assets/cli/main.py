@@ -85,14 +85,19 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+    from kavi_assets.forge.locks import attempt_lock
 
     ensure_dagster_home(h)
     records = _records(h)
     records.require_proposal(name)
     add_partition(name)
-    run = run_job("forge", name, tags=tags, resources=resources)
+    # One attempt of a proposal at a time (the run takes the same lock again): wait for a running attempt to
+    # finish, bounded by $KAVI_FORGE_WAIT_S, else say who is forging it.
+    with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(
+            f"waiting: {busy}", highlight=False, markup=False)):
+        run = run_job("forge", name, tags=tags, resources=resources)
     row = records.require_proposal(name)
-    build = records.latest_build(name)
+    build = _build_of_run(records, name, run.run_id)
     if row.status.value == "TRUSTED":
         # The forge run does not rewrite the registry projection (see pipeline.promote): the command that
         # promoted does, as `kavi approve` and `kavi demo` do, so the file is current when the command returns.
@@ -110,6 +115,16 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
         "model": build.model if build else None,
         "failure_kind": build.failure_kind if build else None,
     }
+
+
+def _build_of_run(records: Any, name: str, run_id: str) -> Any:
+    """The attempt this run made (not the latest one: another run may have made a newer attempt since)."""
+    from kavi_assets.ledger.records import LedgerRecordError
+
+    try:
+        return records.build_for_run(name, run_id)
+    except LedgerRecordError:
+        return None
 
 
 @app.command()
