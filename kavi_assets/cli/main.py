@@ -84,13 +84,14 @@ def _no_llm() -> Any:
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
-    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
     from kavi_assets.forge.locks import attempt_lock
 
     ensure_dagster_home(h)
     records = _records(h)
     records.require_proposal(name)
     add_partition(name)
+    sweep_before_launch(h)  # runs of killed processes would hold queue slots and leave attempts open
     # One attempt of a proposal at a time (the run takes the same lock again): wait for a running attempt to
     # finish, bounded by $KAVI_FORGE_WAIT_S, else say who is forging it.
     with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(

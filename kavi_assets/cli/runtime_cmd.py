@@ -238,10 +238,18 @@ def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
         raise typer.Exit(1)
 
 
-def doctor(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Check the installation: home, ledger, registry, trusted files, model endpoint, tools, Dagster, log."""
-    from kavi_assets.cli.doctor import run_checks
+def doctor(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False,
+           fix: Annotated[bool, typer.Option("--fix", help="mark runs of dead processes failed, close the "
+                                             "attempts they left as ABANDONED, remove leaked sandboxes")] = False,
+           ) -> None:
+    """Check the installation: home, ledger, registry, trusted files, model endpoint, tools, Dagster, stale runs,
+    abandoned attempts, leaked sandboxes, log."""
+    from kavi_assets.cli.doctor import run_checks, sweep_home
 
+    if fix:
+        swept = sweep_home(KaviHome.from_env(home), fix=True)
+        if not as_json:
+            console.print(f"sweep: {swept.summary()}", highlight=False)
     checks = run_checks(KaviHome.from_env(home))
     if as_json:
         typer.echo(json.dumps([c.to_dict() for c in checks], indent=2))
