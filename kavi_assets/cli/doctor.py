@@ -164,7 +164,7 @@ def sweep_home(home: KaviHome, *, fix: bool) -> Any:
 
     raw = os.environ.get("DAGSTER_HOME")
     path = Path(raw).expanduser() if raw else home.root / "dagster"
-    if not (path / "dagster.yaml").is_file() and not path.is_dir():
+    if not path.is_dir():  # no Dagster instance yet: only the ledger's attempts and the sandboxes
         return sweep(home, None, fix=fix)
     from dagster import DagsterInstance
 
