@@ -16,7 +16,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.build.sandbox_dir import SandboxExistsError
-    from kavi_assets.forge.locks import ProposalBusy
     from kavi_assets.forge.pipeline import PromotionRefused
     from kavi_assets.home import HomePathError
     from kavi_assets.ledger.records import LedgerRecordError
@@ -25,7 +24,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
-        SandboxExistsError, ProposalBusy,
+        SandboxExistsError,
     ]
     from kavi_assets.llm.client import LLMError
     from kavi_assets.llm.recorded import CassetteError
@@ -33,6 +32,9 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.routing.thompson import NoModelAvailable
 
     errors += [LLMError, CassetteError, PolicyError, NoModelAvailable]
+    from kavi_assets.forge.locks import ProposalBusy
+
+    errors.append(ProposalBusy)  # another attempt of the proposal is running: the message names its pid and run
     try:
         from kavi_assets.runtime.errors import ChainMappingError, RuntimeRefusal
         from kavi_assets.runtime.handles import HttpHandleError, SecretsError, VaultPathError
