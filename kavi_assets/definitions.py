@@ -6,6 +6,7 @@ from kavi_assets.assets import audit, executions, forge, learning, registry
 from kavi_assets.assets.audit import audit_job, audit_schedule
 from kavi_assets.assets.executions import ingest_job, ingest_schedule
 from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
+from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
@@ -14,6 +15,7 @@ from sensors.learning import learn_model_outcomes
 from sensors.promotion import promote_approved
 from sensors.registry import refresh_registry
 from sensors.retry import retry_failed_attempts
+from sensors.sweep import stale_run_sweep
 
 _home = SkillsHomeResource()
 
@@ -21,11 +23,13 @@ defs = dg.Definitions(
     assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions]),
     jobs=[forge_job, promote_job, registry_job, learn_job, audit_job, ingest_job],
     schedules=[audit_schedule, ingest_schedule],
-    sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved, refresh_registry],
+    sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved, refresh_registry,
+             stale_run_sweep],
     resources={
         "home": _home,
         "llm": LLMResource(),
         "gates": GateRunnerResource(),
+        "attempt_lock": AttemptLockResource(home=_home),
     },
     executor=dg.in_process_executor,
 )

@@ -1,5 +1,11 @@
-"""Proposal intake: files dropped in the inbox become ledger records, partitions and forge runs."""
+"""Proposal intake: files dropped in the inbox become ledger records, partitions and forge runs.
 
+Each file is handled on its own: whatever goes wrong with one file (a malformed or hostile proposal, a bad
+encoding, a file that cannot be read or vanishes, an error while recording it) moves that file to
+`inbox/rejected/` with a one-line reason, and never costs another file of the same tick its partition or run.
+"""
+
+import contextlib
 import json
 import shutil
 from datetime import UTC, datetime
@@ -11,28 +17,63 @@ from kavi_assets.assets.jobs import forge_job
 from kavi_assets.assets.partitions import PROPOSALS, proposals_partitions
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.forge.pipeline import intake
-from kavi_assets.proposals.model import ProposalError, load_proposal
+from kavi_assets.ledger.store import LedgerLockedError
+from kavi_assets.proposals.model import Proposal, ProposalError, load_proposal
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
 
 SUFFIXES = {".yaml", ".yml", ".json"}
+MAX_REASON_CHARS = 1000
+
+
+def reason_line(path: Path, err: BaseException) -> str:
+    """One line saying why a file was rejected (no traceback): what a person reads beside the kept file."""
+    if isinstance(err, ProposalError):
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        text = lines[0] + (" " + "; ".join(line.lstrip("- ") for line in lines[1:]) if lines[1:] else "") \
+            if lines else f"{path.name}: not a valid proposal"
+    elif isinstance(err, RecursionError):
+        text = f"{path.name}: nested too deeply to read as a proposal"
+    elif isinstance(err, FileNotFoundError):
+        text = f"{path.name}: vanished from the inbox before it could be read"
+    elif isinstance(err, OSError):
+        text = f"{path.name}: cannot be read: {err.strerror or err}"
+    elif isinstance(err, MemoryError):
+        text = f"{path.name}: too large to read as a proposal"
+    else:
+        detail = " ".join(str(err).split())
+        text = f"{path.name}: could not be recorded ({type(err).__name__}{': ' + detail if detail else ''})"
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
 
 
 def _move_aside(path: Path, rejected_dir: Path, error: str) -> Path:
-    """Keep a bad file, with the reason beside it: nothing a person wrote is lost."""
+    """Keep a bad file, with the reason beside it: nothing a person wrote is lost.
+
+    A file that is already gone leaves only its reason."""
     rejected_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    target = rejected_dir / f"{stamp}-{path.name}"
-    shutil.move(str(path), target)
+    target = rejected_dir / f"{_stamp()}-{path.name}"
+    with contextlib.suppress(FileNotFoundError):
+        shutil.move(str(path), target)
     target.with_name(target.name + ".error.txt").write_text(error + "\n", encoding="utf-8")
     return target
 
 
 def _archive(path: Path, done_dir: Path) -> None:
     done_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    shutil.move(str(path), done_dir / f"{stamp}-{path.name}")
+    shutil.move(str(path), done_dir / f"{_stamp()}-{path.name}")
+
+
+def _read(ctx: ForgeContext, path: Path) -> tuple[Proposal, str | None]:
+    """Load, validate and record one file: the proposal, and its spec hash when it is new or changed."""
+    prop = load_proposal(path)
+    changed = intake(ctx, prop, str(path), actor="proposal_intake sensor")
+    return prop, ctx.records.require_proposal(prop.name).spec_sha256 if changed else None
 
 
 @dg.sensor(
@@ -56,21 +97,31 @@ def proposal_intake(
     rejected: list[str] = []
     for path in files:
         try:
-            prop = load_proposal(path)
-        except ProposalError as err:
-            moved = _move_aside(path, h.rejected_dir, str(err))
-            rejected.append(f"{path.name}: moved to {moved.name} ({str(err).splitlines()[-1].strip()})")
-            context.log.warning(str(err))
+            prop, spec_sha256 = _read(ctx, path)
+        except LedgerLockedError as err:
+            # Not the file's fault: it stays in the inbox and is read again at the next tick.
+            context.log.warning(f"{path.name}: left in the inbox for the next tick: {err}")
             continue
-        changed = intake(ctx, prop, str(path), actor="proposal_intake sensor")
-        _archive(path, h.inbox_dir / "accepted")
+        except Exception as err:  # any error is this file's alone: it is set aside, the others go on
+            reason = reason_line(path, err)
+            try:
+                moved = _move_aside(path, h.rejected_dir, reason)
+            except OSError as move_err:
+                context.log.error(f"{reason}; it could not be moved to {h.rejected_dir}: {move_err}")
+                continue
+            rejected.append(f"{path.name}: moved to {moved.name} ({reason})")
+            context.log.warning(reason)
+            continue
+        try:
+            _archive(path, h.inbox_dir / "accepted")
+        except OSError as err:  # recorded already: a file left behind is read again as an identical spec
+            context.log.warning(f"{path.name}: recorded, but not moved to accepted/: {err}")
         if prop.name not in existing and prop.name not in new_keys:
             new_keys.append(prop.name)
-        if changed:
-            row = ctx.records.require_proposal(prop.name)
+        if spec_sha256 is not None:
             requests.append(
                 dg.RunRequest(
-                    run_key=f"intake:{prop.name}:{row.spec_sha256[:16]}",
+                    run_key=f"intake:{prop.name}:{spec_sha256[:16]}",
                     partition_key=prop.name,
                     tags={"kavi/trigger": "intake", "kavi/proposal": prop.name},
                 )

@@ -11,6 +11,7 @@ from kavi_assets.forge import pipeline
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.types import ALL_GATES, GateResult
 from kavi_assets.routing.thompson import NoModelAvailable
+from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
@@ -97,7 +98,8 @@ def proposal(
     description="The frozen BUILD_PACKET of the next attempt: spec, prior failures, hints and the routed model.",
 )
 def build_packet(
-    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource,
+    attempt_lock: AttemptLockResource,  # held for the whole run: one attempt of a proposal at a time
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
     try:
@@ -129,7 +131,8 @@ def build_packet(
     description="The model's files, checked by the diff allowlist and written to a fresh sandbox; the BUILD_LOG.",
 )
 def skill_build(
-    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource,
+    attempt_lock: AttemptLockResource,  # held for the whole run: one attempt of a proposal at a time
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
     out = pipeline.run_build(ctx, context.partition_key, context.run.run_id)
@@ -179,7 +182,8 @@ def skill_build(
     name="verify_and_research",
 )
 def verify_and_research(
-    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
+    context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource,
+    attempt_lock: AttemptLockResource,  # held for the whole run: one attempt of a proposal at a time
 ) -> Any:
     ctx = forge_context(home, llm, gates)
     name = context.partition_key

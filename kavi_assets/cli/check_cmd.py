@@ -4,10 +4,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from kavi_assets.cli.console import make_console
+
+console = make_console()
 
 
 def check(
@@ -23,7 +24,7 @@ def check(
     from kavi_assets.policy.scanner import scan_source
     from kavi_assets.skills.base import SideEffectClass
 
-    err = Console(stderr=True)
+    err = make_console(stderr=True)
     try:
         cls = SideEffectClass(side_effect.upper())
     except ValueError:

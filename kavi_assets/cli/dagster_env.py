@@ -8,8 +8,8 @@ from typing import Any
 
 from kavi_assets.home import KaviHome
 
-DAGSTER_YAML = """\
-# Written by kavi. Runs queue and at most two run at once; see the README to scale out.
+_HEADER = "# Written by kavi. Runs queue and at most two run at once; see the README to scale out.\n"
+_QUEUE = """\
 run_coordinator:
   module: dagster.core.run_coordinator
   class: QueuedRunCoordinator
@@ -17,6 +17,20 @@ run_coordinator:
     max_concurrent_runs: 2
 telemetry:
   enabled: false
+"""
+# What kavi wrote before run monitoring was on: such a file is rewritten, a file edited by a person is left alone.
+_PREVIOUS_DAGSTER_YAML = _HEADER + _QUEUE
+# Run monitoring (dagster-daemon): runs stuck STARTING and runs stuck CANCELING fail after 3 minutes, and a run
+# that runs for more than an hour is terminated and failed. The default run launcher has no worker health check,
+# so a run whose process was killed stays STARTED until then; the stale_run_sweep sensor, `kavi doctor --fix` and
+# every `kavi forge` mark such runs failed at once (their process's pid, host and start time are run tags).
+DAGSTER_YAML = _PREVIOUS_DAGSTER_YAML + """\
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  cancel_timeout_seconds: 180
+  max_runtime_seconds: 3600
+  poll_interval_seconds: 30
 """
 
 
@@ -26,7 +40,7 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     path = Path(raw).expanduser().resolve() if raw else home.root / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
-    if not cfg.exists():
+    if not cfg.exists() or cfg.read_text(encoding="utf-8") == _PREVIOUS_DAGSTER_YAML:
         cfg.write_text(DAGSTER_YAML, encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(path)
     return path
@@ -65,6 +79,7 @@ def run_job(
     import dagster as dg
 
     from kavi_assets.definitions import defs
+    from kavi_assets.forge.owner import ProcessOwner
 
     job = defs.resolve_job_def(job_name)
     result = job.execute_in_process(
@@ -74,7 +89,8 @@ def run_job(
                                                                                     "CRITICAL")}}}},
         instance=instance(),
         raise_on_error=False,
-        tags=dict(tags or {}),
+        # Which process executes the run: a sweep marks the run failed if this process dies (sensors/sweep.py).
+        tags={**ProcessOwner.current().tags(), **dict(tags or {})},
         resources=dict(resources) if resources else None,
     )
     failed: list[str] = []
@@ -88,3 +104,11 @@ def run_job(
         if err is not None and err.cls_name != "DagsterAssetCheckFailedError":
             errors.append(f"step {ev.step_key} failed: {err.message.strip()}")
     return RunOutcome(result.run_id, result.success, failed, errors)
+
+
+def sweep_before_launch(home: KaviHome) -> Any:
+    """Mark runs of dead processes failed and close the attempts they left, before this process launches a run
+    (sandboxes of closed attempts are removed; the full sandbox scan is `kavi doctor`'s)."""
+    from sensors.sweep import sweep
+
+    return sweep(home, instance(), fix=True, sandboxes=False)

@@ -1,19 +1,18 @@
 """`kavi demo`: the main job — forge the example proposals end to end, offline, on the recorded model."""
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
-console = Console(width=None if sys.stdout.isatty() else 140)
+console = make_console()
 DEMO_APPROVER = "demo-user (via kavi demo)"
 
 
@@ -138,7 +137,7 @@ def _summary(ctx: Any, names: list[str]) -> None:
 
 
 def _err(msg: str) -> int:
-    Console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
+    make_console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
     return 2
 
 

@@ -156,5 +156,52 @@ def _log(home: KaviHome) -> Check:
     return Check("execution log", "ok", f"{len(records)} records")
 
 
+FIX_SWEEP = "kavi doctor --fix"
+
+
+def sweep_home(home: KaviHome, *, fix: bool) -> Any:
+    """The stale-run sweep (sensors/sweep.py) against this home's Dagster instance, when it has one."""
+    from sensors.sweep import sweep
+
+    raw = os.environ.get("DAGSTER_HOME")
+    path = Path(raw).expanduser() if raw else home.root / "dagster"
+    if not path.is_dir():  # no Dagster instance yet: only the ledger's attempts and the sandboxes
+        return sweep(home, None, fix=fix)
+    from dagster import DagsterInstance
+
+    old = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(path.resolve())
+    try:
+        with DagsterInstance.get() as inst:
+            return sweep(home, inst, fix=fix)
+    finally:
+        if old is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = old
+
+
+def _sweep_checks(home: KaviHome) -> list[Check]:
+    try:
+        report = sweep_home(home, fix=False)
+    except Exception as err:
+        return [Check("stale runs", "warn", f"could not look for them: {err}", "check $DAGSTER_HOME/dagster.yaml")]
+    runs, attempts, sandboxes = report.stale_runs, report.abandoned, report.leaked_sandboxes
+    return [
+        Check("stale runs", "fail", f"{len(runs)} run(s) STARTED whose process is gone, holding run slots: "
+              + "; ".join(r.describe() for r in runs[:5]),
+              f"{FIX_SWEEP} (marks them failed; the dagster-daemon's stale_run_sweep sensor does it too)")
+        if runs else Check("stale runs", "ok", "no run is STARTED by a process that is gone"),
+        Check("abandoned attempts", "warn", f"{len(attempts)} attempt(s) left open by a dead process: "
+              + "; ".join(a.describe() for a in attempts[:5]),
+              f"{FIX_SWEEP} (closes them as ABANDONED; the model is not charged), then kavi forge NAME")
+        if attempts else Check("abandoned attempts", "ok", "no attempt is left open by a dead process"),
+        Check("leaked sandboxes", "warn", f"{len(sandboxes)} sandbox(es) of abandoned or unknown builds: "
+              + ", ".join(p.name for p in sandboxes[:5]), f"{FIX_SWEEP} (removes them)")
+        if sandboxes else Check("leaked sandboxes", "ok", "none"),
+    ]
+
+
 def run_checks(home: KaviHome) -> list[Check]:
-    return [_writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _dagster(home), _log(home)]
+    return [_writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _dagster(home),
+            *_sweep_checks(home), _log(home)]

@@ -5,10 +5,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-err_console = Console(stderr=True)
+from kavi_assets.cli.console import make_console
+
+err_console = make_console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,6 +33,9 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.routing.thompson import NoModelAvailable
 
     errors += [LLMError, CassetteError, PolicyError, NoModelAvailable]
+    from kavi_assets.forge.locks import ProposalBusy
+
+    errors.append(ProposalBusy)  # another attempt of the proposal is running: the message names its pid and run
     try:
         from kavi_assets.runtime.errors import ChainMappingError, RuntimeRefusal
         from kavi_assets.runtime.handles import HttpHandleError, SecretsError, VaultPathError

@@ -1,14 +1,13 @@
 """`kavi`: propose, forge, inspect, approve and run skills. Every command honours KAVI_HOME and DAGSTER_HOME."""
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
@@ -18,7 +17,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console(width=None if sys.stdout.isatty() else 140)
+console = make_console()
 
 _RICH_TABLE_MAX_ROWS = 500
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
@@ -110,15 +109,21 @@ def _print_revision(rev: Any, trusted_version: int | None) -> None:
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
-    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
+    from kavi_assets.forge.locks import attempt_lock
 
     ensure_dagster_home(h)
     records = _records(h)
     records.require_proposal(name)
     add_partition(name)
-    run = run_job("forge", name, tags=tags, resources=resources)
+    sweep_before_launch(h)  # runs of killed processes would hold queue slots and leave attempts open
+    # One attempt of a proposal at a time (the run takes the same lock again): wait for a running attempt to
+    # finish, bounded by $KAVI_FORGE_WAIT_S, else say who is forging it.
+    with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(
+            f"waiting: {busy}", highlight=False, markup=False)):
+        run = run_job("forge", name, tags=tags, resources=resources)
     row = records.require_proposal(name)
-    build = records.latest_build(name)
+    build = _build_of_run(records, name, run.run_id)
     if row.status.value == "TRUSTED":
         # The forge run does not rewrite the registry projection (see pipeline.promote): the command that
         # promoted does, as `kavi approve` and `kavi demo` do, so the file is current when the command returns.
@@ -139,6 +144,16 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     }
 
 
+def _build_of_run(records: Any, name: str, run_id: str) -> Any:
+    """The attempt this run made (not the latest one: another run may have made a newer attempt since)."""
+    from kavi_assets.ledger.records import LedgerRecordError
+
+    try:
+        return records.build_for_run(name, run_id)
+    except LedgerRecordError:
+        return None
+
+
 @app.command()
 @cli_errors
 def forge(
@@ -153,7 +168,7 @@ def forge(
         _print_json(out)
         return
     for e in out["errors"]:
-        Console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
+        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
     colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
@@ -355,7 +370,7 @@ def approve(
 
 
 def _fail(msg: str) -> int:
-    Console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
+    make_console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
     return 1
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.home import KaviHome
 
-console = Console(width=None if sys.stdout.isatty() else 140)
+console = make_console()
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="confirm side effects (FILE_WRITE, NETWORK, SECRET_READ)")]
 
@@ -309,10 +309,18 @@ def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
         raise typer.Exit(1)
 
 
-def doctor(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Check the installation: home, ledger, registry, trusted files, model endpoint, tools, Dagster, log."""
-    from kavi_assets.cli.doctor import run_checks
+def doctor(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False,
+           fix: Annotated[bool, typer.Option("--fix", help="mark runs of dead processes failed, close the "
+                                             "attempts they left as ABANDONED, remove leaked sandboxes")] = False,
+           ) -> None:
+    """Check the installation: home, ledger, registry, trusted files, model endpoint, tools, Dagster, stale runs,
+    abandoned attempts, leaked sandboxes, log."""
+    from kavi_assets.cli.doctor import run_checks, sweep_home
 
+    if fix:
+        swept = sweep_home(KaviHome.from_env(home), fix=True)
+        if not as_json:
+            console.print(f"sweep: {swept.summary()}", highlight=False)
     checks = run_checks(KaviHome.from_env(home))
     if as_json:
         typer.echo(json.dumps([c.to_dict() for c in checks], indent=2))

@@ -1,0 +1,43 @@
+"""The per-proposal attempt lock as a run-scoped resource: a forge run holds its partition's lock from its first
+step to its end, whoever launched it (the CLI, a sensor under the daemon, `dagster asset materialize`).
+
+The forge jobs run in process, so the resource is set up once per run and torn down when the run ends, failed
+steps included; a killed run worker releases the lock with its process. The resource also records which process
+executes the run (pid, host, process start) as run tags when the launcher did not, so the stale-run sweep can
+tell a run whose worker died."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import dagster as dg
+
+from kavi_assets.forge.locks import attempt_lock
+from kavi_assets.forge.owner import PID_TAG, ProcessOwner
+from resources.home import SkillsHomeResource
+
+PARTITION_TAG = "dagster/partition"
+
+
+class AttemptLockResource(dg.ConfigurableResource):  # type: ignore[type-arg]
+    """`wait_s` below zero means $KAVI_FORGE_WAIT_S (default 600 s): how long a run waits for another attempt."""
+
+    home: SkillsHomeResource
+    wait_s: float = -1.0
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator["AttemptLockResource"]:
+        run = context.run
+        name = run.tags.get(PARTITION_TAG) if run is not None else None
+        if run is None or not name:
+            yield self
+            return
+        if context.instance is not None and PID_TAG not in run.tags:
+            context.instance.add_run_tags(run.run_id, ProcessOwner.current().tags())
+
+        def waiting(busy: Exception) -> None:
+            if context.log is not None:
+                context.log.info(f"waiting: {busy}")
+
+        with attempt_lock(self.home.home(), name, run_id=run.run_id,
+                          wait_s=None if self.wait_s < 0 else self.wait_s, on_wait=waiting):
+            yield self

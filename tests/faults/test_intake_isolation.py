@@ -1,0 +1,150 @@
+"""Issue 10, item 5: one bad inbox file never costs another file its partition or its run.
+
+The sensor is called directly (as in tests/dagster/test_intake_sensor.py); the sensor context does not apply
+dynamic-partition requests, so the tests read them from the SensorResult.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+import yaml
+
+import sensors.intake as intake_module
+from kavi_assets.home import KaviHome
+from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.store import Ledger
+from resources.gates import GateRunnerResource
+from resources.home import SkillsHomeResource
+from resources.llm import LLMResource
+from sensors.intake import proposal_intake
+
+
+def _evaluate(home: KaviHome, instance: dg.DagsterInstance) -> Any:
+    ctx = dg.build_sensor_context(
+        instance=instance,
+        resources={"home": SkillsHomeResource(root=str(home.root)), "llm": LLMResource(),
+                   "gates": GateRunnerResource()},
+    )
+    return proposal_intake(ctx)
+
+
+def _valid(home: KaviHome, data: dict[str, Any], name: str) -> Path:
+    path = home.inbox_dir / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(dict(data, name=name)), encoding="utf-8")
+    return path
+
+
+def _requested(result: Any) -> tuple[list[str], list[str]]:
+    assert isinstance(result, dg.SensorResult), result
+    runs = [r.partition_key for r in result.run_requests or []]
+    parts = [k for req in result.dynamic_partitions_requests or [] for k in (req.partition_keys or [])]
+    return runs, parts
+
+
+def _errors(home: KaviHome) -> dict[str, str]:
+    """Rejected file name -> its reason (the .error.txt beside it)."""
+    out = {}
+    for p in home.rejected_dir.iterdir():
+        if p.name.endswith(".error.txt"):
+            out[p.name[: -len(".error.txt")]] = p.read_text(encoding="utf-8")
+    return out
+
+
+def _assert_one_line(reason: str) -> None:
+    assert reason.endswith("\n") and reason.count("\n") == 1, repr(reason)
+    assert "Traceback" not in reason
+
+
+def test_deeply_nested_files_are_rejected_and_valid_ones_still_get_partition_and_run(
+        kavi_home: KaviHome, proposal_data: dict[str, Any]) -> None:
+    # 'a_…' sorts before 'word_count', 'z_…' after: a failure on either side of a valid file.
+    (kavi_home.inbox_dir / "a_nested.yaml").write_text("name: " + "[" * 20000 + "]" * 20000 + "\n")
+    (kavi_home.inbox_dir / "z_nested.json").write_text('{"name": ' + "[" * 100000 + "]" * 100000 + "}")
+    _valid(kavi_home, proposal_data, "word_count")
+    _valid(kavi_home, proposal_data, "word_total")
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs, parts = _requested(_evaluate(kavi_home, instance))
+    assert runs == ["word_count", "word_total"]
+    assert parts == ["word_count", "word_total"]
+    errors = _errors(kavi_home)
+    assert sorted(n.split("-", 1)[1] for n in errors) == ["a_nested.yaml", "z_nested.json"]
+    for reason in errors.values():
+        _assert_one_line(reason)
+    # The rejected files are kept beside their reasons; nothing is left in the inbox.
+    assert sorted(p.name.split("-", 1)[1] for p in kavi_home.rejected_dir.iterdir()
+                  if not p.name.endswith(".error.txt")) == ["a_nested.yaml", "z_nested.json"]
+    assert not [p for p in kavi_home.inbox_dir.iterdir() if p.is_file()]
+    records = ForgeRecords(Ledger(kavi_home.ledger_path))
+    assert records.require_proposal("word_count") and records.require_proposal("word_total")
+
+
+def test_bad_encoding_and_a_multi_line_validation_error_are_one_line_each(
+        kavi_home: KaviHome, proposal_data: dict[str, Any]) -> None:
+    (kavi_home.inbox_dir / "latin1.yaml").write_bytes(b"name: caf\xe9\n")
+    bad = dict(proposal_data, name="Bad Name", side_effect_class="ROOT")
+    (kavi_home.inbox_dir / "invalid.yaml").write_text(yaml.safe_dump(bad), encoding="utf-8")
+    _valid(kavi_home, proposal_data, "word_count")
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs, parts = _requested(_evaluate(kavi_home, instance))
+    assert runs == parts == ["word_count"]
+    errors = _errors(kavi_home)
+    assert len(errors) == 2
+    for reason in errors.values():
+        _assert_one_line(reason)
+    joined = " ".join(errors.values())
+    assert "not UTF-8" in joined and "snake_case" in joined and "side_effect_class" in joined
+
+
+@pytest.mark.parametrize("fault", ["unreadable", "vanishes", "crash_in_intake"])
+def test_any_error_on_one_file_rejects_only_that_file(
+        kavi_home: KaviHome, proposal_data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
+    victim = _valid(kavi_home, proposal_data, "word_total")
+    _valid(kavi_home, proposal_data, "word_count")
+    real_load, real_intake = intake_module.load_proposal, intake_module.intake
+
+    def load(path: Path) -> Any:
+        if path.name == victim.name:
+            if fault == "unreadable":  # root reads a chmod 000 file, so the error is raised as read_text would
+                raise PermissionError(13, "Permission denied", str(path))
+            if fault == "vanishes":
+                path.unlink()
+                raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_load(path)
+
+    def crashing_intake(ctx: Any, prop: Any, source: str | None, actor: str = "kavi") -> bool:
+        if prop.name == "word_total" and fault == "crash_in_intake":
+            raise RuntimeError("the ledger said no\nsecond line")
+        return real_intake(ctx, prop, source, actor=actor)
+
+    monkeypatch.setattr(intake_module, "load_proposal", load)
+    monkeypatch.setattr(intake_module, "intake", crashing_intake)
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs, parts = _requested(_evaluate(kavi_home, instance))
+    assert runs == parts == ["word_count"]
+    errors = _errors(kavi_home)
+    assert [n.split("-", 1)[1] for n in errors] == [victim.name]
+    reason = next(iter(errors.values()))
+    _assert_one_line(reason)
+    expected = {"unreadable": "Permission denied", "vanishes": "vanished", "crash_in_intake": "the ledger said no"}
+    assert expected[fault] in reason
+    assert not victim.exists()
+    if fault != "vanishes":  # the file itself is kept beside its reason
+        assert any(p.name.endswith(victim.name) for p in kavi_home.rejected_dir.iterdir())
+
+
+def test_the_cursor_names_the_rejected_files(kavi_home: KaviHome, proposal_data: dict[str, Any]) -> None:
+    (kavi_home.inbox_dir / "nested.yaml").write_text("name: " + "[" * 20000 + "]" * 20000 + "\n")
+    _valid(kavi_home, proposal_data, "word_count")
+    with dg.DagsterInstance.ephemeral() as instance:
+        ctx = dg.build_sensor_context(
+            instance=instance,
+            resources={"home": SkillsHomeResource(root=str(kavi_home.root)), "llm": LLMResource(),
+                       "gates": GateRunnerResource()},
+        )
+        result = proposal_intake(ctx)
+        assert isinstance(result, dg.SensorResult)
+        cursor = json.loads(ctx.cursor or "{}")
+    assert any("nested.yaml" in line for line in cursor["rejected"])
