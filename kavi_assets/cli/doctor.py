@@ -202,6 +202,20 @@ def _sweep_checks(home: KaviHome) -> list[Check]:
     ]
 
 
+def _sandbox() -> Check:
+    from kavi_assets.sandbox import jail
+
+    problem = jail.probe()
+    if problem is not None:
+        return Check("gate sandbox", "warn", f"gates run without the bubblewrap sandbox: {problem}",
+                     "install Debian's bubblewrap, libseccomp2 and util-linux (apt-get install bubblewrap)")
+    off = sorted(jail.switched_off())
+    if off:
+        return Check("gate sandbox", "warn", f"layers switched off by {jail.OFF_VARIABLE}: {', '.join(off)}",
+                     f"unset {jail.OFF_VARIABLE} (it exists for the containment tests)")
+    return Check("gate sandbox", "ok", "bubblewrap: " + ", ".join(jail.LAYERS) + " layers active")
+
+
 def run_checks(home: KaviHome) -> list[Check]:
-    return [_writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _dagster(home),
+    return [_writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(), _dagster(home),
             *_sweep_checks(home), _log(home)]
