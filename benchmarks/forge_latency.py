@@ -8,6 +8,7 @@ proposal before, so imports, the mypy cache and the gates' warm runner are in pl
 """
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -98,7 +99,7 @@ def in_process(data: Path, names: list[str], home_root: Path, ledger_size: int =
 def standalone(ctx: Any, name: str, runs: int) -> dict[str, float]:
     """Each gate's own tool on the same files, without the forge: fresh processes, a warm mypy cache."""
     import kavi_assets
-    from kavi_assets.gates.acceptance import _job
+    from kavi_assets.gates.acceptance import _cases, _job
     from kavi_assets.gates.tools import ruff_command
     from kavi_assets.policy.invariants import check_invariants
     from kavi_assets.policy.policy import load_policy
@@ -121,7 +122,9 @@ def standalone(ctx: Any, name: str, runs: int) -> dict[str, float]:
     _timed(mypy, work, env)  # fills the cache: the figure below is warm mypy
     pytest = [sys.executable, "-m", "pytest", "-q", "-c", "pytest.ini", "--rootdir", ".", "--no-header", test_rel]
     coverage = [sys.executable, "-m", "coverage", "run", "--data-file=.cov", "--source=skills", "-m", *pytest[2:]]
-    job = json.dumps({**_job(proposal, work / skill_rel), "nonce": "standalone"}).encode()
+    skill_bytes = (work / skill_rel).read_bytes()
+    job = json.dumps({**_job(proposal, skill_rel, hashlib.sha256(skill_bytes).hexdigest(), _cases(proposal)),
+                      "nonce": "standalone"}).encode()
     source = (work / skill_rel).read_text()
     policy = load_policy(None)
 
