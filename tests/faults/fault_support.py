@@ -87,8 +87,8 @@ def stub_endpoint() -> Iterator[StubEndpoint]:
             self.end_headers()
             self.wfile.write(payload)
 
-        do_POST = _answer  # noqa: N815 - the handler's method names are the HTTP verbs
-        do_GET = _answer  # noqa: N815
+        do_POST = _answer
+        do_GET = _answer
 
         def log_message(self, *args: Any) -> None:
             return

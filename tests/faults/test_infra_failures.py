@@ -22,7 +22,6 @@ from fault_support import (
     stub_client,
     word_count_proposal,
 )
-from typer.testing import CliRunner
 
 from kavi_assets.forge import pipeline
 from kavi_assets.forge.context import ForgeContext
@@ -94,16 +93,16 @@ def _outcomes(ctx: ForgeContext) -> list[dict[str, Any]]:
     return list(ctx.records.model_outcomes())
 
 
-def _missing_ruff(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
-    """ruff's binary is gone (exit 127 from the launcher) while `fault["on"]` holds."""
+def _missing_ruff(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The gate tool `fault["tool"]` (ruff, or mypy) is gone: exit 127 from the launcher. "" ends the fault."""
     import kavi_assets.gates.tools as tools
-
-    real = tools.run_warm
-    fault = {"on": True}
+    from kavi_assets.sandbox.warm import run_warm as real
+    fault = {"tool": "ruff"}
 
     def run(argv: list[str], **kwargs: Any) -> SandboxResult:
-        if fault["on"] and ("ruff" in Path(argv[0]).name or argv[1:3] == ["-m", "ruff"]):
-            return SandboxResult(127, "", "prlimit: failed to execute ruff: No such file or directory", 0.01,
+        tool = fault["tool"]
+        if tool and (tool in Path(argv[0]).name or argv[1:3] == ["-m", tool]):
+            return SandboxResult(127, "", f"prlimit: failed to execute {tool}: No such file or directory", 0.01,
                                  False, None, {})
         return real(argv, **kwargs)
 
@@ -116,10 +115,11 @@ def test_missing_gate_tool_is_infrastructure_and_not_the_models_outcome(
 ) -> None:
     stub_endpoint.script(files_answer())
     _missing_ruff(monkeypatch)
-    out, note = pipeline_attempt(stub_ctx)
+    _out, note = pipeline_attempt(stub_ctx)
     assert note is not None and note.kind is FailureKind.INFRASTRUCTURE
     assert not note.escalated and note.status is ProposalStatus.FAILED
     assert "ruff" in json.dumps(note.facts["infrastructure"])
+    assert note.facts["infrastructure"]["ruff"].startswith("the ruff tool was not found (exit 127)")
     assert _outcomes(stub_ctx) == []  # the router learns nothing from it
     build = stub_ctx.records.latest_build("word_count")
     assert build is not None and build.failure_kind == "INFRASTRUCTURE"
@@ -130,22 +130,23 @@ def test_infrastructure_attempts_do_not_spend_the_model_budget(
 ) -> None:
     stub_endpoint.script(files_answer())
     fault = _missing_ruff(monkeypatch)
-    budget = 0
-    kinds = []
-    for _ in range(2):
+    _, note = pipeline_attempt(stub_ctx)
+    budget = note.budget
+    kinds = [note.kind]
+    while note.attempt < budget - 1:  # alternate the missing tool, so no stuck loop is detected
+        fault["tool"] = "mypy" if fault["tool"] == "ruff" else "ruff"
         _, note = pipeline_attempt(stub_ctx)
         kinds.append(note.kind)
-        budget = note.budget
-        assert "BUDGET_EXHAUSTED" not in note.triggers
-    fault["on"] = False
-    # A skill with a lint finding now fails as the model's own failure: it is attempt 3 of the proposal, but only
-    # the model's first, so the budget (3 for a simple skill) is not exhausted.
+        assert "BUDGET_EXHAUSTED" not in note.triggers and not note.escalated, note.triggers
+    fault["tool"] = ""
+    # A skill with a lint finding now fails as the model's own failure: it is the proposal's attempt `budget`, but
+    # only the model's first, so the budget is not exhausted.
     stub_endpoint.script(files_answer(skill=WORD_COUNT_SKILL.replace("import re\n", "import re\nimport string\n")))
     _, note = pipeline_attempt(stub_ctx)
-    assert budget == 3 and note.attempt == 3
+    assert note.attempt == budget >= 3
     assert note.kind is FailureKind.VERIFY_LINT
     assert "BUDGET_EXHAUSTED" not in note.triggers and not note.escalated
-    assert kinds == [FailureKind.INFRASTRUCTURE, FailureKind.INFRASTRUCTURE]
+    assert set(kinds) == {FailureKind.INFRASTRUCTURE}
     assert [o["failure_kind"] for o in _outcomes(stub_ctx)] == [note.kind.value]
 
 
@@ -170,7 +171,7 @@ def test_full_disk_in_the_forges_own_build_writes_is_infrastructure(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(pl, "write_files", full)
-    out, note = pipeline_attempt(stub_ctx)
+    _out, note = pipeline_attempt(stub_ctx)
     assert note is not None and note.kind is FailureKind.INFRASTRUCTURE
     assert "No space left" in note.facts["error"]
     assert _outcomes(stub_ctx) == []
@@ -186,7 +187,7 @@ def test_file_size_limit_in_the_gates_own_copies_is_infrastructure(
         raise OSError(errno.EFBIG, "File too large")
 
     monkeypatch.setattr(gr, "write_files", too_big)
-    out, note = pipeline_attempt(stub_ctx)
+    _out, note = pipeline_attempt(stub_ctx)
     assert note is not None and note.kind is FailureKind.INFRASTRUCTURE
     assert "File too large" in note.facts["error"]
     assert _outcomes(stub_ctx) == []

@@ -138,7 +138,7 @@ def test_endpoint_echoing_the_key_is_not_stored(kavi_home: KaviHome, stub_endpoi
 
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint))
     pipeline.intake(ctx, word_count_proposal(), None)
-    out, note = _attempt(ctx)
+    _out, note = _attempt(ctx)
     assert note is not None
     assert stub_endpoint.requests and CONFIGURED_KEY in stub_endpoint.requests[-1]["headers"]["authorization"]
     for table in ("builds", "research_notes", "model_outcomes", "status_events", "model_set_aside"):
