@@ -355,10 +355,12 @@ def approve(
     Dagster. Approving a version that is already trusted says so and records nothing (exit 0); when someone else
     approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+    from kavi_assets.config import validate_config
     from kavi_assets.forge.context import ForgeContext
     from kavi_assets.forge.pipeline import AlreadyTrusted
     from kavi_assets.forge.pipeline import approve as record_approval
 
+    validate_config()
     h = _home(home)
     ctx = ForgeContext.open(h, _no_llm)
     try:

@@ -95,7 +95,7 @@ def settings_from_env(environ: Mapping[str, str]) -> LLMSettings | None:
         api_key=environ.get("KAVI_LLM_API_KEY") or environ.get("OPENAI_API_KEY") or "not-needed",
         models=models,
         timeout_s=env_float(environ, "KAVI_LLM_TIMEOUT_S", 60.0, example="120"),
-        max_prompt_chars=env_int(environ, "KAVI_LLM_MAX_PROMPT_CHARS", 24000, minimum=1000, example="24000"),
+        max_prompt_chars=env_int(environ, "KAVI_LLM_MAX_PROMPT_CHARS", 24000, minimum=1, example="24000"),
         embedding_model=environ.get("KAVI_LLM_EMBED_MODEL", "").strip() or None,
     )
 

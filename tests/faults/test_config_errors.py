@@ -43,6 +43,7 @@ def _clean(out: str) -> None:
         ({"KAVI_RESEARCH_ADVICE": "yes please"}, "KAVI_RESEARCH_ADVICE"),
         ({"KAVI_DAGSTER_LOG": "LOUD"}, "KAVI_DAGSTER_LOG"),
         ({"KAVI_WARM_RUNNER": "maybe"}, "KAVI_WARM_RUNNER"),
+        ({"KAVI_FORGE_WAIT_S": "forever"}, "KAVI_FORGE_WAIT_S"),
     ],
 )
 def test_each_bad_setting_is_named_with_its_expected_form(env: dict[str, str], needle: str) -> None:
@@ -182,3 +183,33 @@ def test_endpoint_answering_html_is_a_recorded_failure_not_a_crash(
         note = pipeline.research(ctx, "word_count", out)
         assert note.kind is FailureKind.LLM_UNAVAILABLE
     stub_endpoint.script(completion("fine"))
+
+
+@pytest.mark.slow
+def test_missing_gate_tool_is_one_line_saying_what_to_do(
+    kavi_home: KaviHome, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fault_support import MODEL, files_answer
+
+    import kavi_assets.gates.tools as tools
+    from kavi_assets.sandbox.runner import SandboxResult
+    from kavi_assets.sandbox.warm import run_warm as real
+
+    def run(argv: list[str], **kwargs: Any) -> SandboxResult:
+        if "ruff" in Path(argv[0]).name or argv[1:3] == ["-m", "ruff"]:
+            return SandboxResult(127, "", "prlimit: failed to execute ruff: No such file or directory", 0.01, False,
+                                 None, {})
+        return real(argv, **kwargs)
+
+    monkeypatch.setattr(tools, "run_warm", run)
+    monkeypatch.setenv("KAVI_LLM_BASE_URL", stub_endpoint.base_url)
+    monkeypatch.setenv("KAVI_LLM_MODELS", MODEL)
+    ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint))
+    pipeline.intake(ctx, word_count_proposal(), None)
+    stub_endpoint.script(files_answer())
+    res = runner.invoke(app, ["forge", "word_count"])
+    assert res.exit_code == 1, res.output
+    _clean(res.output)
+    assert "INFRASTRUCTURE" in res.output and "not the model's failure" in res.output
+    assert "ruff tool was not found" in res.output and "pip install" in res.output
+    assert ctx.records.model_outcomes() == []
