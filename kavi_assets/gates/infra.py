@@ -64,6 +64,11 @@ def infrastructure_cause(result: GateResult) -> str | None:
         if result.gate in (GATE_PYTEST, GATE_ACCEPTANCE) or result.gate.startswith("coverage"):
             return (f"the {result.gate} gate's sandbox or interpreter {what} (exit {rc}); check the sandbox tools "
                     "(`kavi doctor`)")
+    ran_nothing = result.gate == GATE_ACCEPTANCE or not result.details.get("tests")
+    if result.gate in (GATE_PYTEST, GATE_ACCEPTANCE) and ran_nothing:
+        setup = next((m for m in result.messages if m.startswith("bwrap: ")), None)
+        if setup is not None:
+            return f"the {result.gate} gate's sandbox could not be set up ({setup[:200]}); run `kavi doctor`"
     if result.gate in _TOOL_GATES:
         if result.reason.startswith("ruff did not run"):
             return f"ruff did not run ({result.reason[len('ruff did not run'):].lstrip(': ')[:200]})"

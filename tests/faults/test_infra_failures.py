@@ -29,6 +29,7 @@ from kavi_assets.gates.types import GateResult
 from kavi_assets.home import KaviHome
 from kavi_assets.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi_assets.llm.client import LLMError, LLMErrorKind, retry_after_s
+from kavi_assets.llm.prompts import PromptTooLarge
 from kavi_assets.research.classifier import AttemptFailure, classify
 from kavi_assets.sandbox.runner import SandboxResult
 from resources.gates import GateRunnerResource
@@ -58,6 +59,8 @@ def _ok(gate: str) -> GateResult:
         _gate("mypy", "mypy could not check the file (exit -25)", [], returncode=-25),
         _gate("pytest", "pytest exited 126", ["bwrap: cannot set up the sandbox"], returncode=126, tests=0),
         _gate("acceptance", "the acceptance run died (exit 127)", ["not found"]),
+        _gate("pytest", "zero tests collected", ["bwrap: Creating new namespace failed: Operation not permitted"],
+              returncode=1, tests=0),
         _gate("policy", "the gate itself failed: OSError: [Errno 28] No space left on device"),
     ],
 )
@@ -194,13 +197,30 @@ def test_file_size_limit_in_the_gates_own_copies_is_infrastructure(
 
 
 def test_oversized_prompt_records_no_model_outcome(kavi_home: KaviHome, stub_endpoint: Any) -> None:
+    # The packet step refuses a prompt whose fixed part is over the bound: no attempt, nothing sent, no outcome.
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint, max_prompt_chars=500))
     pipeline.intake(ctx, word_count_proposal(), None)
     stub_endpoint.script(files_answer())
-    _, note = pipeline_attempt(ctx)
-    assert note is not None and note.kind is FailureKind.INFRASTRUCTURE
-    assert note.escalated  # retrying cannot shrink the spec: a person decides
+    with pytest.raises(PromptTooLarge, match="over the bound"):
+        pipeline.prepare_packet(ctx, "word_count", run_id=None)
+    assert ctx.records.builds("word_count") == []
     assert _outcomes(ctx) == [] and stub_endpoint.requests == []
+
+
+def test_prompt_over_the_clients_bound_is_infrastructure_and_escalates(
+    stub_ctx: ForgeContext, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Should a prompt still reach the client over its bound, the client refuses it before sending: that attempt is
+    # not the model's, and another try cannot shrink the spec, so a person decides.
+    stub_endpoint.script(files_answer())
+    pipeline.prepare_packet(stub_ctx, "word_count", run_id=None)
+    stub_ctx.llm_factory = lambda: stub_client(stub_endpoint, max_prompt_chars=500)
+    pipeline.run_build(stub_ctx, "word_count", run_id=None)
+    out = pipeline.verify(stub_ctx, "word_count", run_id=None)
+    note = pipeline.research(stub_ctx, "word_count", out)
+    assert note.kind is FailureKind.INFRASTRUCTURE
+    assert note.escalated and "PROMPT_TOO_LONG" in note.triggers
+    assert _outcomes(stub_ctx) == [] and stub_endpoint.requests == []
 
 
 def pipeline_attempt(ctx: ForgeContext) -> tuple[Any, Any]:
