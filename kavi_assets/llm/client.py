@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
 from kavi_assets.config import ConfigError, env_base_url, env_float, env_int, env_models
-from kavi_assets.redact import Redactor
+from kavi_assets.redact import REDACTED, Redactor
 from kavi_assets.routing.thompson import config_fingerprint
 
 T = TypeVar("T")
@@ -228,7 +229,13 @@ class LLMClient:
     def endpoint_label(self) -> str:
         if self.settings.recorded:
             return f"recorded model (replay, not a live model) at {self.settings.base_url}"
-        return self.settings.base_url
+        # The label is stored (packets, builds, Dagster metadata): credentials in the URL stay out of it.
+        parts = urlsplit(self.settings.base_url)
+        if parts.username is None and parts.password is None:
+            return self.settings.base_url
+        host = parts.hostname or ""
+        netloc = f"{REDACTED}@{host}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
 
     @property
     def config_fingerprint(self) -> str:

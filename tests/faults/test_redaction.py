@@ -176,3 +176,9 @@ def _attempt(ctx: ForgeContext) -> tuple[Any, Any]:
     pipeline.run_build(ctx, "word_count", run_id=None)
     out = pipeline.verify(ctx, "word_count", run_id=None)
     return out, (None if out.passed else pipeline.research(ctx, "word_count", out))
+
+
+def test_credentials_in_the_endpoint_url_are_not_in_its_stored_label(stub_endpoint: Any) -> None:
+    client = stub_client(stub_endpoint, base_url=f"http://user:{CONFIGURED_KEY}@127.0.0.1:{stub_endpoint.port}/v1")
+    assert CONFIGURED_KEY not in client.endpoint_label and "user" not in client.endpoint_label
+    assert client.endpoint_label.endswith(f"@127.0.0.1:{stub_endpoint.port}/v1")
