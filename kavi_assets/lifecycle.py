@@ -35,3 +35,6 @@ class FailureKind(StrEnum):
     VERIFY_INVARIANT = "VERIFY_INVARIANT"
     VERIFY_ACCEPTANCE = "VERIFY_ACCEPTANCE"
     UNKNOWN = "UNKNOWN"
+    # The forge's own environment failed (a gate tool missing, a full disk, a file-size limit, an oversized prompt):
+    # not the model's outcome, never fed to the router, retried later outside the model's attempt budget.
+    INFRASTRUCTURE = "INFRASTRUCTURE"

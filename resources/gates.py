@@ -40,6 +40,11 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     advice_timeout_s: float = Field(default=20.0, description="timeout of the advice call, enforced")
     retry_backoff_s: float = Field(default=2.0, description="base of the exponential wait between attempts")
     retry_backoff_max_s: float = Field(default=300.0, description="longest wait between attempts")
+    infra_backoff_s: float = Field(
+        default=60.0,
+        description="base of the exponential wait before retrying an INFRASTRUCTURE failure (a missing tool, a full "
+                    "disk): the forge's environment needs time or a person, not another model attempt",
+    )
     model_costs: dict[str, float] = Field(
         default_factory=dict,
         description="cost per build attempt of each model (any unit); routing then maximises successes per cost",

@@ -8,13 +8,23 @@ import dagster as dg
 from kavi_assets.assets.jobs import forge_job
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import ProposalStatus
+from kavi_assets.lifecycle import FailureKind, ProposalStatus
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 
 
 def backoff_s(attempt: int, base_s: float, max_s: float) -> float:
     return float(min(max_s, base_s * (2 ** max(0, attempt - 1))))
+
+
+def _infra_streak(records: ForgeRecords, name: str) -> int:
+    """How many of the proposal's latest research notes in a row are INFRASTRUCTURE failures."""
+    streak = 0
+    for note in reversed(records.research_notes(name)):
+        if note["failure_kind"] != FailureKind.INFRASTRUCTURE.value:
+            break
+        streak += 1
+    return streak
 
 
 @dg.sensor(
@@ -45,11 +55,17 @@ def retry_failed_attempts(
         if note["status"] != ProposalStatus.FAILED.value or attempt != note["latest_attempt"]:
             skipped.append(f"{name} attempt {attempt}: no longer the latest failure (status {note['status']})")
             continue
-        ready_at = note["created_at"] + timedelta(
-            seconds=backoff_s(attempt, gates.retry_backoff_s, gates.retry_backoff_max_s))
+        infra = note["failure_kind"] == FailureKind.INFRASTRUCTURE.value
+        if infra:
+            # Not the model's failure: wait for the environment (its own, longer backoff), then try again.
+            wait = backoff_s(_infra_streak(records, name), gates.infra_backoff_s, gates.retry_backoff_max_s)
+        else:
+            wait = backoff_s(attempt, gates.retry_backoff_s, gates.retry_backoff_max_s)
+        ready_at = note["created_at"] + timedelta(seconds=wait)
         if ready_at > now:
             hold = note["created_at"] if hold is None else min(hold, note["created_at"])
-            skipped.append(f"{name} attempt {attempt + 1}: backing off until {ready_at.isoformat()}")
+            why = " after an infrastructure failure (not the model's)" if infra else ""
+            skipped.append(f"{name} attempt {attempt + 1}: backing off{why} until {ready_at.isoformat()}")
             continue
         requests.append(
             dg.RunRequest(

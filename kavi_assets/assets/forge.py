@@ -232,6 +232,8 @@ def verify_and_research(
             "build_id": note.build_id,
             "attempt": dg.MetadataValue.int(note.attempt),
             "failure_kind": note.kind.value,
+            # INFRASTRUCTURE (a missing tool, a full disk...) is not the model's outcome: the router learns nothing.
+            "counts_against_model": dg.MetadataValue.bool(note.kind.value != "INFRASTRUCTURE"),
             "fingerprint": note.fingerprint,
             "escalated": dg.MetadataValue.bool(note.escalated),
             "triggers": dg.MetadataValue.json(note.triggers),

@@ -102,7 +102,10 @@ def run_job(
         data = ev.step_failure_data
         err = data.error if data is not None else None
         if err is not None and err.cls_name != "DagsterAssetCheckFailedError":
-            errors.append(f"step {ev.step_key} failed: {err.message.strip()}")
+            # The root cause (the innermost exception), not Dagster's DagsterExecutionStepExecutionError wrapper.
+            from kavi_assets.cli.errors import root_cause
+
+            errors.append(f"step {ev.step_key} failed: {root_cause(err, data.user_failure_data if data else None)}")
     return RunOutcome(result.run_id, result.success, failed, errors)
 
 

@@ -81,10 +81,12 @@ def demo(
 
     home_res = SkillsHomeResource(root=str(h.root))
     gates_res = GateRunnerResource(retry_backoff_s=0.0)
+    crashed = 0
     for name in names:
         row = ctx.records.require_proposal(name)
         if row.status in (ProposalStatus.PROPOSED,):
             out = forge_once(h, name, tags={"kavi/trigger": "demo"})
+            crashed += len(out["errors"])
             for e in out["errors"]:
                 console.print(f"  [red]error:[/] {e}", highlight=False)
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
@@ -97,6 +99,9 @@ def demo(
         for req in requests:
             name = str(req.partition_key)
             out = forge_once(h, name, tags={**req.tags, "dagster/run_key": req.run_key or ""})
+            crashed += len(out["errors"])
+            for e in out["errors"]:
+                console.print(f"  [red]error:[/] {e}", highlight=False)
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
                           + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
                           + f"   [dim]requested by the retry sensor ({req.run_key})[/]")
@@ -115,6 +120,14 @@ def demo(
                   f"  KAVI_HOME={h.root} DAGSTER_HOME={dagster_home} dagster dev -m kavi_assets.definitions\n"
                   "then browse Assets → forge (lineage graph, partitions, per-gate checks).\n"
                   f"Inspect from the shell: kavi status --home {h.root} | kavi lineage slugify_title --home {h.root}")
+    if crashed:
+        raise typer.Exit(_fail_steps(crashed))
+
+
+def _fail_steps(n: int) -> int:
+    make_console(stderr=True).print(f"[red]error:[/] {n} forge step(s) crashed (their root causes are printed "
+                                    "above)", highlight=False)
+    return 1
 
 
 def _summary(ctx: Any, names: list[str]) -> None:

@@ -40,7 +40,7 @@ def _writable(home: KaviHome) -> Check:
 
 def _ledger(home: KaviHome) -> Check:
     from kavi_assets.ledger.schema import SCHEMA_VERSION
-    from kavi_assets.ledger.store import Ledger, LedgerLockedError
+    from kavi_assets.ledger.store import Ledger, LedgerCorruptError, LedgerLockedError
 
     if not home.ledger_path.exists():
         return Check("ledger", "warn", f"{home.ledger_path} does not exist yet",
@@ -49,6 +49,11 @@ def _ledger(home: KaviHome) -> Check:
         version = Ledger(home.ledger_path, lock_timeout_s=10, migrate=False).schema_version()
     except LedgerLockedError as err:
         return Check("ledger", "fail", str(err), "stop the process holding the ledger open, then retry")
+    except LedgerCorruptError as err:
+        path = home.ledger_path
+        return Check("ledger", "fail", f"{path} is corrupt or not a DuckDB database ({err.detail})",
+                     f"move it aside (mv {path} {path}.corrupt) and restore it from a backup; without one, the next "
+                     "kavi command starts an empty ledger and every skill must be proposed and forged again")
     except Exception as err:
         return Check("ledger", "fail", f"cannot open {home.ledger_path}: {err}",
                      "restore the ledger from a backup; it is the source of truth")
@@ -156,6 +161,15 @@ def _log(home: KaviHome) -> Check:
     return Check("execution log", "ok", f"{len(records)} records")
 
 
+def _config() -> Check:
+    from kavi_assets.config import config_problems
+
+    problems = config_problems()
+    if problems:
+        return Check("configuration", "fail", "; ".join(problems), "fix the named KAVI_* variables (see the README)")
+    return Check("configuration", "ok", "every KAVI_* setting is usable")
+
+
 FIX_SWEEP = "kavi doctor --fix"
 
 
@@ -217,5 +231,5 @@ def _sandbox() -> Check:
 
 
 def run_checks(home: KaviHome) -> list[Check]:
-    return [_writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(), _dagster(home),
+    return [_config(), _writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(), _dagster(home),
             *_sweep_checks(home), _log(home)]

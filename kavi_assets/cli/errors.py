@@ -1,6 +1,8 @@
 """Expected failures the CLI reports as one clear message and an exit status, never a traceback."""
 
+import errno
 import functools
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -16,16 +18,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.build.sandbox_dir import SandboxExistsError
+    from kavi_assets.config import ConfigError
     from kavi_assets.forge.pipeline import PromotionRefused
     from kavi_assets.home import HomePathError
     from kavi_assets.ledger.records import LedgerRecordError
-    from kavi_assets.ledger.store import LedgerLockedError, LedgerSchemaError
+    from kavi_assets.ledger.store import LedgerCorruptError, LedgerLockedError, LedgerSchemaError
     from kavi_assets.proposals.bounds import BoundsError
     from kavi_assets.proposals.model import ProposalError
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
-        SandboxExistsError, BoundsError,
+        SandboxExistsError, BoundsError, ConfigError, LedgerCorruptError,
     ]
     from kavi_assets.llm.client import LLMError
     from kavi_assets.llm.recorded import CassetteError
@@ -48,6 +51,42 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+DISK_FIX = ("free space on the disk that holds the skills home (KAVI_HOME) and DAGSTER_HOME, or point KAVI_HOME "
+            "at a disk with room, then run the command again")
+_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"No space left on device|\[Errno 28\]|Disk quota exceeded|\[Errno 122\]"),
+     "the disk is full: " + DISK_FIX),
+    (re.compile(r"File too large|\[Errno 27\]"),
+     "a file-size limit stopped a write: raise the limit (ulimit -f) or free space, then run the command again"),
+    (re.compile(r"Read-only file system|\[Errno 30\]"),
+     "the file system is read-only: point KAVI_HOME and DAGSTER_HOME at a writable directory"),
+)
+
+
+def fix_for(text: str) -> str | None:
+    """What to do about an environmental failure named in `text` (a full disk, a file-size limit...), or None."""
+    for pattern, fix in _FIXES:
+        if pattern.search(text):
+            return fix
+    return None
+
+
+def _environment_message(err: BaseException) -> str | None:
+    """One line for a failure of the machine rather than of kavi: a full disk, a quota, a read-only home."""
+    if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM) and err.filename:
+        return (f"permission denied on {err.filename}: fix its permissions, or point KAVI_HOME at a directory you "
+                "can write")
+    import duckdb
+
+    if not isinstance(err, OSError | duckdb.Error):
+        return None
+    fix = fix_for(str(err))
+    if fix is None:
+        return None
+    where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
+    return f"{fix}{where}"
+
+
 def cli_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -59,5 +98,35 @@ def cli_errors(fn: F) -> F:
                 message += " (pass --yes, or run it in a terminal and answer 'yes')"
             err_console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
             raise typer.Exit(2) from None
+        except Exception as err:
+            line = _environment_message(err)
+            if line is None:
+                raise
+            err_console.print(Text.assemble(("error: ", "bold red"), line), soft_wrap=True)
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def root_cause(error: Any, user_failure_data: Any = None) -> str:
+    """The innermost exception of a Dagster error (its type and message, not Dagster's wrapper), on one line,
+    redacted, with what to do when it is a known environmental failure."""
+    from kavi_assets.redact import Redactor
+
+    description = getattr(user_failure_data, "description", None)
+    inner = error
+    while inner is not None and getattr(inner, "cause", None) is not None:
+        inner = inner.cause
+    if description and (inner is None or inner.cls_name in ("Failure", "DagsterExecutionStepExecutionError")):
+        text = str(description)
+    elif inner is not None:
+        text = str(inner.message)
+        name = str(inner.cls_name)
+        if not text.startswith(name):
+            text = f"{name}: {text}"
+    else:
+        text = "the step failed without an error"
+    line = " ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    line = Redactor.for_proposal(None).message(line, 600)
+    fix = fix_for(line)
+    return f"{line} — {fix}" if fix and fix not in line else line

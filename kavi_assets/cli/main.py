@@ -110,8 +110,10 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
+    from kavi_assets.config import validate_config
     from kavi_assets.forge.locks import attempt_lock
 
+    validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
     ensure_dagster_home(h)
     records = _records(h)
     records.require_proposal(name)
@@ -141,6 +143,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
         "model": build.model if build else None,
         "failure_kind": build.failure_kind if build else None,
         "trusted_version": row.trusted_version,
+        "infrastructure": _infrastructure_cause(records, name, build) if build else None,
     }
 
 
@@ -152,6 +155,15 @@ def _build_of_run(records: Any, name: str, run_id: str) -> Any:
         return records.build_for_run(name, run_id)
     except LedgerRecordError:
         return None
+
+
+def _infrastructure_cause(records: Any, name: str, build: Any) -> str | None:
+    """For an INFRASTRUCTURE failure, what went wrong in the forge's own environment (one line)."""
+    if build.failure_kind != "INFRASTRUCTURE":
+        return None
+    note = next((n for n in reversed(records.research_notes(name)) if n["build_id"] == build.build_id), None)
+    causes = (note or {}).get("facts", {}).get("infrastructure") or {}
+    return "; ".join(str(c) for c in causes.values())[:600] or "the forge's own environment failed"
 
 
 @app.command()
@@ -168,13 +180,21 @@ def forge(
         _print_json(out)
         return
     for e in out["errors"]:
-        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
+        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+    if out["errors"]:
+        raise typer.Exit(1)  # a step crashed: its root cause is printed above
     colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
                   + f"  run {out['run_id'][:8]}")
     if out.get("trusted_version"):
         console.print(f"  {name}@{out['trusted_version']} is the trusted version `kavi run {name}` runs")
+    if out["infrastructure"]:
+        make_console(stderr=True).print(
+            f"[red]error:[/] not the model's failure: {out['infrastructure']}. Nothing was charged to "
+            f"{out['model']}; the retry sensor tries again after a backoff (or: kavi forge {name})",
+            highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
     if out["status"] == "VERIFIED":
         console.print(f"  awaiting approval: kavi approve {name} --by YOU")
     elif out["status"] in ("FAILED", "ESCALATED", "GATE_VIOLATION"):
@@ -335,10 +355,12 @@ def approve(
     Dagster. Approving a version that is already trusted says so and records nothing (exit 0); when someone else
     approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
+    from kavi_assets.config import validate_config
     from kavi_assets.forge.context import ForgeContext
     from kavi_assets.forge.pipeline import AlreadyTrusted
     from kavi_assets.forge.pipeline import approve as record_approval
 
+    validate_config()
     h = _home(home)
     ctx = ForgeContext.open(h, _no_llm)
     try:
@@ -394,8 +416,12 @@ def retry(
     records.set_status(name, ProposalStatus.PROPOSED, build_id=None,
                        reason=f"retry requested by {by}" + (f": {hint}" if hint else ""), actor=by)
     out = forge_once(h, name, tags={"kavi/trigger": "retry-by-person", "kavi/requested_by": by})
+    for e in out["errors"]:
+        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → {out['status']}"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
+    if out["errors"]:
+        raise typer.Exit(1)
 
 
 @app.command("schema")

@@ -1,5 +1,6 @@
 """One attempt, step by step: packet → build → verify → research; and promotion of a verified build."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ from typing import Any
 from kavi_assets.build.allowlist import check_allowlist, skill_path, test_path
 from kavi_assets.build.sandbox_dir import create_sandbox, write_files
 from kavi_assets.forge.context import ForgeContext
+from kavi_assets.gates.infra import describe_oserror, is_infra_oserror
 from kavi_assets.gates.runner import GateConfig, run_gates
 from kavi_assets.gates.runner import prestart as prestart_gates
 from kavi_assets.gates.types import GateResult
@@ -22,6 +24,7 @@ from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
 from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind
 from kavi_assets.llm.prompts import build_headers, render_advice_messages, render_build_messages
 from kavi_assets.proposals.model import Proposal
+from kavi_assets.redact import Redactor
 from kavi_assets.research.classifier import AttemptFailure, classify
 from kavi_assets.research.escalation import EscalationInput, Trigger, triggers_for
 from kavi_assets.routing.complexity import attempt_budget, score_complexity
@@ -220,10 +223,12 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
         build = ctx.records.get_build(build_id) if build_id else None
         if build is None:
             build = ctx.records.build_for_run(name, run_id) if run_id else ctx.records.latest_build(name)
+        row = ctx.records.get_proposal(name)
     if build is None:
         raise LedgerRecordError(f"no packet for {name!r}; materialize forge/build_packet first")
     packet = load_packet(ctx, build)
     client = ctx.llm_factory()
+    redactor = Redactor.for_proposal(row.proposal if row else None, extra_secrets=[client.settings.api_key])
     log: list[str] = [f"{_now()} build {build.build_id} attempt {build.attempt_number} model {build.model}",
                       f"endpoint: {client.endpoint_label}"]
     failure: AttemptFailure | None = None
@@ -260,16 +265,35 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     except BadAnswerError as err:
         failure = AttemptFailure("answer", str(err))
         log.append(f"the answer is not usable: {err}")
+    except OSError as err:
+        if not is_infra_oserror(err):
+            raise
+        failure = AttemptFailure("infrastructure", describe_oserror(err))
+        log.append(f"the forge could not store the answer: {failure.message}")
 
     file_refs: dict[str, ArtifactRef] = {}
     if failure is None:
-        sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
-        write_files(sandbox / "work", files)
-        log.append(f"wrote {len(files)} files to a fresh sandbox {sandbox.name}")
-        for path, data in files.items():
-            file_refs[path] = ctx.store.put(data, "skill_source" if path.startswith("skills/") else "skill_tests")
-    else:
+        try:
+            sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
+            write_files(sandbox / "work", files)
+            log.append(f"wrote {len(files)} files to a fresh sandbox {sandbox.name}")
+            for path, data in files.items():
+                file_refs[path] = ctx.store.put(data, "skill_source" if path.startswith("skills/") else "skill_tests")
+        except OSError as err:
+            if not is_infra_oserror(err):
+                raise
+            # The forge's own writes failed (full disk, file-size limit): not the model's outcome.
+            failure = AttemptFailure("infrastructure", describe_oserror(err))
+            file_refs = {}
+            shutil.rmtree(ctx.home.sandboxes_dir / build.build_id, ignore_errors=True)
+            log.append(f"the forge's own writes failed: {failure.message}")
+    if failure is not None:
         log.append("nothing reached the sandbox or the skills home")
+    # What the endpoint or the answer parser said may quote a key or a holdout value: neither is stored.
+    log = [redactor.message(line, 2000) for line in log]
+    if failure is not None:
+        failure = dataclasses.replace(failure, message=redactor.message(failure.message, 2000),
+                                      violations=tuple(redactor.message(v) for v in failure.violations))
 
     log_doc = {
         "kind": "BUILD_LOG",
@@ -371,14 +395,22 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         test_path(name): ctx.store.get(build.test_sha256),
     }
     work_root = ctx.home.sandboxes_dir / build.build_id / "gates"
-    work_root.mkdir(parents=True, exist_ok=True)
     config = GateConfig(
         wall_s=ctx.settings.gate_wall_s,
         coverage_min=ctx.settings.coverage_min,
         mypy_cache_root=ctx.home.root / "cache" / "mypy",
         policy_path=ctx.settings.policy_path,
     )
-    outcome = run_gates(work_root, proposal, files, config)
+    try:
+        work_root.mkdir(parents=True, exist_ok=True)
+        raw = run_gates(work_root, proposal, files, config)
+    except OSError as err:
+        if not is_infra_oserror(err):
+            raise
+        return _gates_not_run(ctx, name, build, AttemptFailure("infrastructure", describe_oserror(err)))
+    # The one place gate output becomes stored and forwarded text (report, ledger, research note, next packet,
+    # Dagster metadata): bounded, with configured keys, key-shaped strings and the holdout values redacted.
+    outcome = dataclasses.replace(raw, results=Redactor.for_proposal(proposal).gate_results(raw.results))
     report = {
         "kind": "VERIFICATION_REPORT",
         "build_id": build.build_id,
@@ -408,6 +440,18 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
                          outcome.isolation, outcome.duration_s, ref.sha256, gate_failure)
+
+
+def _gates_not_run(ctx: ForgeContext, name: str, build: BuildRow, failure: AttemptFailure) -> VerifyOutcome:
+    """The gates could not even start (the forge's own writes failed): recorded as infrastructure."""
+    report = {"kind": "VERIFICATION_REPORT", "build_id": build.build_id, "proposal": name,
+              "attempt": build.attempt_number, "ran": False, "passed": False,
+              "reason": f"not verified: the forge could not set up the gates: {failure.message}", "gates": []}
+    ref = ctx.store.put(_canonical(report), "verification_report")
+    with ctx.records.session():
+        ctx.records.finish_build(build.build_id, status=VERIFY_FAILED, failure_kind=classify(failure).kind.value,
+                                 artifacts=[("report", ref, str(build.skill_sha256), "report_of")])
+    return VerifyOutcome(build.build_id, build.attempt_number, False, False, [], {}, 0.0, ref.sha256, failure)
 
 
 # -- research ---------------------------------------------------------------------------------------
@@ -457,20 +501,27 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         previous = [n for n in ctx.records.research_notes(name) if n["attempt"] < build.attempt_number]
         parent = ctx.records.get_build(build.parent_build_id) if build.parent_build_id else None
     cls = classify(verify_outcome.build_failure)
+    infra = cls.kind is FailureKind.INFRASTRUCTURE
+    # Infrastructure failures are not the model's: they spend none of its attempt budget and are not compared
+    # with its failures for a stuck loop (their own repeats are, so a broken tool escalates instead of looping).
+    model_previous = [n for n in previous if n["failure_kind"] != FailureKind.INFRASTRUCTURE.value]
+    same_side = [n for n in previous if (n["failure_kind"] == FailureKind.INFRASTRUCTURE.value) == infra]
     packet = load_packet(ctx, build)
     prev_packet_text: str | None = None
     if parent is not None and parent.packet_sha256:
         prev_packet_text = json.dumps(load_packet(ctx, parent).get("messages"), indent=1)
     budget = int(packet.get("attempt_budget") or attempt_budget(row.complexity or 0.0))
     advice_unavailable = False
-    if advice is None:
+    if advice is None and not infra:
         advice, advice_unavailable = _advice(ctx, name, build, cls.kind, cls.facts)
+    if advice:
+        advice = Redactor.for_proposal(row.proposal).message(advice, 2000)
     triggers = triggers_for(
         EscalationInput(
             kind=cls.kind,
             fingerprint=cls.fingerprint,
-            previous_fingerprints=[n["fingerprint"] for n in previous],
-            attempt=build.attempt_number,
+            previous_fingerprints=[n["fingerprint"] for n in same_side],
+            attempt=len(model_previous) + (0 if infra else 1),
             budget=budget,
             declared_class=row.proposal.side_effect_class,
             advice=advice,
@@ -481,6 +532,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
     )
     if advice_unavailable and Trigger.AMBIGUOUS not in triggers:
         triggers.append(Trigger.AMBIGUOUS)  # advice was asked for and the endpoint could not give it
+    if infra and cls.facts.get("retryable") is False:
+        triggers.append(Trigger.PROMPT_TOO_LONG)
     escalated = bool(triggers)
     if cls.kind is FailureKind.GATE_VIOLATION:
         status = ProposalStatus.GATE_VIOLATION
@@ -500,8 +553,11 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         "triggers": [str(t) for t in triggers],
         "escalated": escalated,
         "attempt_budget": budget,
+        "counts_against_model": not infra,
         "advice": advice,
         "next": ("waits for a person: kavi retry NAME --by WHO [--hint TEXT]" if escalated
+                 else "the forge's own environment failed, not the model: the retry sensor tries again after a "
+                      "backoff (kavi forge NAME to try now)" if infra
                  else "the next attempt may be requested (kavi forge NAME, or the retry sensor)"),
     }
     ref = ctx.store.put(_canonical(note), "research_note")
@@ -513,7 +569,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
             escalated=escalated, note=ref, lineage_parent=verify_outcome.report_sha256,
         )
         ctx.records.set_status(name, status, build_id=build.build_id, reason=reason)
-        _record_outcome(ctx, build, row, success=False, failure_kind=cls.kind.value)
+        if not infra:  # the router learns only from what the model did
+            _record_outcome(ctx, build, row, success=False, failure_kind=cls.kind.value)
     return ResearchOutcome(build.build_id, build.attempt_number, cls.kind, cls.fingerprint, cls.facts,
                            [str(t) for t in triggers], escalated, status, budget, ref.sha256)
 

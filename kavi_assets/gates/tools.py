@@ -42,6 +42,11 @@ def ruff_gate(work: Path, rel_paths: Sequence[str], limits: Limits) -> GateResul
     duration = time.monotonic() - t0
     if res.timed_out:
         return GateResult(GATE_RUFF, Verdict.FAILED, f"ruff timed out after {limits.wall_s:.0f}s", duration)
+    if res.returncode not in (0, 1):
+        # 0 is "no findings" and 1 "findings"; anything else means ruff did not check the files (a missing binary
+        # used to print nothing, which read as "no findings").
+        return GateResult(GATE_RUFF, Verdict.FAILED, f"ruff did not run (exit {res.returncode}): "
+                          f"{res.stderr.strip()[:300]}", duration, [], {"returncode": res.returncode})
     try:
         findings = json.loads(res.stdout or "[]")
     except json.JSONDecodeError:
@@ -89,4 +94,4 @@ def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> G
     if res.returncode == 1 and errors:
         return GateResult(GATE_MYPY, Verdict.FAILED, f"{len(errors)} type error(s)", duration, lines)
     return GateResult(GATE_MYPY, Verdict.FAILED, f"mypy could not check the file (exit {res.returncode})", duration,
-                      (lines + res.stderr.splitlines())[:20])
+                      (lines + res.stderr.splitlines())[:20], {"returncode": res.returncode})

@@ -29,6 +29,27 @@ class LedgerSchemaError(RuntimeError):
     """The ledger file was written by a newer forge (its schema is ahead of this code)."""
 
 
+class LedgerCorruptError(RuntimeError):
+    """The ledger file is not a readable DuckDB database (overwritten, truncated, or damaged)."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(
+            f"the ledger {path} is corrupt or not a DuckDB database ({detail.strip()[:200]}): move it aside "
+            f"(mv {path} {path}.corrupt) and restore it from a backup; without one, the next kavi command starts an "
+            "empty ledger and every skill must be proposed and forged again"
+        )
+        self.path = path
+        self.detail = detail.strip()[:200]
+
+
+_CORRUPT = ("not a valid DuckDB database", "orrupt", "checksum", "is not a DuckDB", "invalid database")
+
+
+def _is_corrupt(err: BaseException) -> bool:
+    text = str(err)
+    return isinstance(err, duckdb.IOException | duckdb.InternalException) and any(m in text for m in _CORRUPT)
+
+
 def _is_lock_conflict(err: BaseException) -> bool:
     text = str(err)
     return "lock" in text.lower() and ("Conflicting" in text or "Could not set lock" in text)
@@ -66,6 +87,8 @@ class Ledger:
             try:
                 return duckdb.connect(str(self.path), read_only=read_only)
             except duckdb.Error as err:
+                if _is_corrupt(err):
+                    raise LedgerCorruptError(self.path, str(err)) from None
                 if not _is_lock_conflict(err):
                     raise
                 if time.monotonic() >= deadline:
@@ -96,7 +119,9 @@ class Ledger:
                 if migrating:
                     self._migrate_in(con)
                 yield con
-            except BaseException:
+            except BaseException as err:
+                if _is_corrupt(err):
+                    raise LedgerCorruptError(self.path, str(err)) from None
                 con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kavi_assets.gates.infra import infrastructure_cause
 from kavi_assets.gates.types import (
     GATE_ACCEPTANCE,
     GATE_COVERAGE,
@@ -33,6 +34,7 @@ _GATE_KIND_ORDER: tuple[tuple[str, FailureKind], ...] = (
     (GATE_ACCEPTANCE, FailureKind.VERIFY_ACCEPTANCE),
 )
 
+_INFRA_KEY = re.compile(r"\d+")  # numbers (sizes, pids) vary between tries of the same infrastructure fault
 _RUFF_CODE = re.compile(r"\b([A-Z]{1,3}\d{3,4})\b")
 _MYPY_CODE = re.compile(r"\[([a-z-]+)\]\s*$")
 
@@ -41,7 +43,7 @@ _MYPY_CODE = re.compile(r"\[([a-z-]+)\]\s*$")
 class AttemptFailure:
     """Why an attempt failed before or during verification."""
 
-    stage: str  # "llm", "answer", "allowlist", "verify", "internal"
+    stage: str  # "llm", "answer", "allowlist", "verify", "infrastructure", "internal"
     message: str
     llm_error_kind: str | None = None
     llm_terminal: bool = False
@@ -91,6 +93,15 @@ def _fingerprint(kind: FailureKind, keys: Sequence[str]) -> str:
 def classify(failure: AttemptFailure) -> Classification:
     facts: dict[str, Any]
     keys: list[str]
+    if failure.stage == "infrastructure" or (failure.stage == "llm" and failure.llm_error_kind == "PROMPT_TOO_LONG"):
+        # Not the model's doing: a prompt over the bound never reached it; a full disk or a file-size limit
+        # stopped the forge's own writes.
+        kind = FailureKind.INFRASTRUCTURE
+        cause = "prompt_too_long" if failure.stage == "llm" else "forge_write"
+        facts = {"stage": failure.stage, "error": failure.message, "infrastructure": {failure.stage: failure.message},
+                 "retryable": cause != "prompt_too_long"}
+        keys = [f"infrastructure:{cause}"]
+        return Classification(kind, facts, _fingerprint(kind, keys), keys)
     if failure.stage == "llm":
         kind = FailureKind.TIMEOUT if failure.llm_error_kind == "TIMEOUT" else FailureKind.LLM_UNAVAILABLE
         facts = {
@@ -112,9 +123,19 @@ def classify(failure: AttemptFailure) -> Classification:
         return Classification(kind, facts, _fingerprint(kind, keys), keys)
     if failure.stage == "verify":
         failed = {r.gate: r for r in failure.gate_results if not r.ok}
+        infra = {g: c for g, r in failed.items() if (c := infrastructure_cause(r)) is not None}
+        # A gate the forge could not run says nothing about the code; the model's failures are the other gates'.
+        model_failed = {g for g in failed if g not in infra}
+        if infra and not model_failed - {GATE_COVERAGE}:
+            kind = FailureKind.INFRASTRUCTURE
+            keys = sorted(f"infrastructure:{g}:{_INFRA_KEY.sub('#', c)[:80]}" for g, c in infra.items())
+            facts = {"stage": "verify", "failed_gates": sorted(failed), "infrastructure": infra,
+                     "retryable": True,
+                     "gates": {g: {"reason": r.reason, "messages": _trim(r.messages)} for g, r in failed.items()}}
+            return Classification(kind, facts, _fingerprint(kind, keys), keys)
         kind = FailureKind.UNKNOWN
         for gate, gate_kind in _GATE_KIND_ORDER:
-            if gate in failed:
+            if gate in model_failed:
                 kind = gate_kind
                 break
         pytest_result = failed.get(GATE_PYTEST)
@@ -136,6 +157,8 @@ def classify(failure: AttemptFailure) -> Classification:
             gates[gate] = entry
             keys += _key_facts(gate, result)
         facts = {"stage": "verify", "failed_gates": sorted(failed), "gates": gates}
+        if infra:
+            facts["infrastructure"] = infra
         return Classification(kind, facts, _fingerprint(kind, keys), sorted(set(keys)))
     kind = FailureKind.BUILD_ERROR if failure.stage == "build" else FailureKind.UNKNOWN
     keys = [f"{failure.stage}:{failure.message[:80]}"]

@@ -18,6 +18,9 @@ class Trigger(StrEnum):
     AMBIGUOUS = "AMBIGUOUS"
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     TERMINAL_LLM_ERROR = "TERMINAL_LLM_ERROR"
+    # An infrastructure failure that another try cannot clear (the prompt is over the bound before any failure
+    # facts are added): a person changes the spec or the bound.
+    PROMPT_TOO_LONG = "PROMPT_TOO_LONG"
 
 
 REPEAT_THRESHOLD = 3

@@ -1,0 +1,136 @@
+"""The KAVI_* settings read from the environment, checked before any run: one line naming the variable and the
+form it must take, instead of a step that crashes inside Dagster with a bare ValueError."""
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names the variable and the expected form."""
+
+
+DAGSTER_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _get(environ: Mapping[str, str], name: str) -> str | None:
+    raw = environ.get(name)
+    return None if raw is None or not raw.strip() else raw.strip()
+
+
+def env_float(environ: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0,
+              allow_minimum: bool = False, example: str = "") -> float:
+    """A finite number above `minimum` (or equal to it, with `allow_minimum`)."""
+    raw = _get(environ, name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < minimum or (value == minimum and not allow_minimum):
+        bound = f"{'at least' if allow_minimum else 'greater than'} {minimum:g}"
+        raise ConfigError(f"{name}={raw!r} must be a number {bound}" + (f" (e.g. {name}={example})" if example else ""))
+    return value
+
+
+def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 1, example: str = "") -> int:
+    raw = _get(environ, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ConfigError(f"{name}={raw!r} must be a whole number of at least {minimum}"
+                          + (f" (e.g. {name}={example})" if example else ""))
+    return value
+
+
+def env_models(environ: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(m.strip() for m in environ.get("KAVI_LLM_MODELS", "").split(",") if m.strip())
+
+
+def env_base_url(environ: Mapping[str, str]) -> str:
+    """KAVI_LLM_BASE_URL, checked: empty (the recorded model) or an http(s) URL with a host."""
+    raw = (environ.get("KAVI_LLM_BASE_URL") or "").strip()
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"KAVI_LLM_BASE_URL={raw!r} must be an http:// or https:// URL of an OpenAI-compatible "
+                          "endpoint (e.g. KAVI_LLM_BASE_URL=http://localhost:8000/v1), or unset for the recorded model")
+    return raw
+
+
+def _flag(environ: Mapping[str, str], name: str, meaning: str) -> None:
+    raw = _get(environ, name)
+    if raw is not None and raw not in ("0", "1"):
+        raise ConfigError(f"{name}={raw!r} must be 1 ({meaning}) or 0, or unset")
+
+
+def _models(environ: Mapping[str, str]) -> None:
+    if env_base_url(environ) and not env_models(environ):
+        raise ConfigError("KAVI_LLM_MODELS must list at least one model, comma-separated, when KAVI_LLM_BASE_URL is "
+                          "set (e.g. KAVI_LLM_MODELS=qwen2.5-coder-32b,llama-3.3-70b)")
+
+
+def _costs(environ: Mapping[str, str]) -> None:
+    from resources.gates import parse_costs
+
+    try:
+        parse_costs(environ.get("KAVI_LLM_COSTS", ""))
+    except ValueError as err:
+        raise ConfigError(f"{err} (e.g. KAVI_LLM_COSTS=model-a=0.02,model-b=0.005)") from None
+
+
+def _auto_approve(environ: Mapping[str, str]) -> None:
+    from kavi_assets.skills.base import SideEffectClass
+
+    allowed = [c.value for c in SideEffectClass]
+    for entry in (e.strip() for e in environ.get("KAVI_AUTO_APPROVE", "").split(",")):
+        if entry and entry.upper() not in allowed:
+            raise ConfigError(f"KAVI_AUTO_APPROVE entry {entry!r} must be one of {', '.join(allowed)} "
+                              "(comma-separated, e.g. KAVI_AUTO_APPROVE=READ_ONLY)")
+
+
+def _dagster_log(environ: Mapping[str, str]) -> None:
+    raw = _get(environ, "KAVI_DAGSTER_LOG")
+    if raw is not None and raw.upper() not in DAGSTER_LOG_LEVELS:
+        raise ConfigError(f"KAVI_DAGSTER_LOG={raw!r} must be one of {', '.join(DAGSTER_LOG_LEVELS)}")
+
+
+_CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
+    env_base_url,
+    _models,
+    lambda e: env_float(e, "KAVI_LLM_TIMEOUT_S", 60.0, example="120"),
+    lambda e: env_int(e, "KAVI_LLM_MAX_PROMPT_CHARS", 24000, minimum=1, example="24000"),
+    lambda e: env_float(e, "KAVI_FORGE_WAIT_S", 600.0, allow_minimum=True, example="600"),
+    _costs,
+    _auto_approve,
+    lambda e: env_float(e, "KAVI_RECORDED_SPEED", 1.0, allow_minimum=True, example="0"),
+    lambda e: _flag(e, "KAVI_RESEARCH_ADVICE", "ask the model for advice on research notes"),
+    lambda e: _flag(e, "KAVI_WARM_RUNNER", "use the warm gate runner"),
+    _dagster_log,
+)
+
+
+def config_problems(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every problem with the KAVI_* settings, one line each (empty when all is well)."""
+    env = os.environ if environ is None else environ
+    problems: list[str] = []
+    for check in _CHECKS:
+        try:
+            check(env)
+        except ConfigError as err:
+            problems.append(str(err))
+    return problems
+
+
+def validate_config(environ: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError (one line, every problem) unless the KAVI_* settings can be used."""
+    problems = config_problems(environ)
+    if problems:
+        raise ConfigError("; ".join(problems))
