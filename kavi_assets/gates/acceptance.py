@@ -93,7 +93,8 @@ def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: 
     res = run_warm([sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], cwd=work, limits=limits,
                    stdin=job, hold_stdin=release)
     duration = time.monotonic() - (started[0] if started else time.monotonic())
-    details: dict[str, Any] = {"isolation": res.isolation, "sha256": digest}
+    details: dict[str, Any] = {"isolation": res.isolation, "sha256": digest, "returncode": res.returncode,
+                               "sandbox_started": res.started}
     if _file_digest(skill_file) != digest:
         return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,
                           "the skill file changed while acceptance ran (its hash no longer matches)", duration, [],

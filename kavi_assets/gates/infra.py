@@ -53,6 +53,10 @@ def infrastructure_cause(result: GateResult) -> str | None:
     if result.reason.startswith(_GATE_CRASH):
         return f"the {result.gate} gate crashed: {result.reason[len(_GATE_CRASH):].lstrip(': ')}"
     rc = _exit_code(result)
+    if result.gate in (GATE_PYTEST, GATE_ACCEPTANCE) and result.details.get("sandbox_started") is True:
+        # The sandbox was built and the command started (a marker written before the exec): whatever the code
+        # did next — exit 126 or 127, print "bwrap: …" — was the builder's doing.
+        return None
     if rc in (EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND):
         what = "could not be executed" if rc == EXIT_CANNOT_EXECUTE else "was not found"
         if result.gate in _TOOL_GATES:

@@ -138,7 +138,8 @@ def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: flo
         cwd=work, limits=limits, env_extra={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=job,
     )
     duration = time.monotonic() - t0
-    details: dict[str, Any] = {"returncode": res.returncode, "isolation": res.isolation, "timed_out": res.timed_out}
+    details: dict[str, Any] = {"returncode": res.returncode, "isolation": res.isolation, "timed_out": res.timed_out,
+                               "sandbox_started": res.started}
     tail = [ln for ln in (res.stdout + res.stderr).splitlines()
             if ln.strip() and not ln.startswith(RESULT_PREFIX)][-15:]
     report = None if res.timed_out or res.killed_by_signal else parse_report(res.stdout, nonce)

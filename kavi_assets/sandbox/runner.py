@@ -41,6 +41,9 @@ class SandboxResult:
     timed_out: bool
     killed_by_signal: int | None
     isolation: dict[str, str] = field(default_factory=dict)
+    # True once the sandbox was built and the command about to start (a marker written before the exec, so
+    # nothing the command does can unsay it); False when the sandbox never got that far; None where unknown.
+    started: bool | None = None
 
 
 @functools.cache
@@ -216,6 +219,15 @@ def run_sandboxed(
     limit_prefix, limit_problem = _limit_prefix(limits, 4096 if cgroup is not None else None)
     if limit_problem:
         isolation["rlimits"] = limit_problem
+    marker_r: int | None = None
+    bash = shutil.which("bash", path=SAFE_PATH)
+    if jail_cmd is not None and bash is not None and bash.startswith(("/usr/", "/bin/")):
+        marker_r, marker_w = os.pipe()
+        pass_fds.append(marker_w)
+        # Written inside the sandbox, after every layer is in place and before the command starts; then closed,
+        # so the command never holds it. (bash: a POSIX sh takes only one-digit descriptors.)
+        prefix = (*prefix, bash, "--norc", "--noprofile", "-c",
+                  f'printf 1 >&{marker_w} && exec {marker_w}>&- && exec "$@"', "kavi-gate")
     command = [*limit_prefix, *prefix, *argv]
     if cgroup is not None:
         command = ["/bin/sh", "-c", _JOIN_CGROUP, "kavi-sandbox", cgroup.join_path(), *command]
@@ -235,6 +247,8 @@ def run_sandboxed(
         )
         if jail_cmd is not None:
             jail_cmd.close()
+        if marker_r is not None:
+            os.close(pass_fds[-1])
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
         for t in threads:
@@ -264,6 +278,15 @@ def run_sandboxed(
             jail_cmd.close()
         if cgroup is not None:
             cgroup.remove()
+    started: bool | None = None
+    if marker_r is not None:
+        os.set_blocking(marker_r, False)
+        try:
+            started = bool(os.read(marker_r, 16))
+        except BlockingIOError:
+            started = False
+        finally:
+            os.close(marker_r)
     rc = proc.returncode
     return SandboxResult(
         returncode=rc,
@@ -273,6 +296,7 @@ def run_sandboxed(
         timed_out=timed_out,
         killed_by_signal=-rc if rc is not None and rc < 0 else None,
         isolation=isolation,
+        started=started,
     )
 
 

@@ -379,3 +379,40 @@ def test_a_wrong_skill_cannot_fake_its_acceptance(world: World, tmp_path: Path) 
     assert by_gate["acceptance"].messages == ["1 of 1 holdout example(s) failed"]
     assert not out.passed
     assert not _host_side_escapes(world)
+
+
+def test_a_builders_exit_127_is_not_mistaken_for_the_forges_failure(tmp_path: Path) -> None:
+    """Exit 126/127 or a fake "bwrap:" line from the builder's code must not pass for infrastructure (which would
+    not count against the model): the sandbox writes a start marker before the command runs."""
+    from kavi_assets.gates.infra import infrastructure_cause
+
+    proposal = parse_proposal(PROPOSAL)
+    tests = "import os\nimport sys\n\nprint('bwrap: Can\\'t mount proc', file=sys.stderr)\nos._exit(127)\n"
+    out = run_gates(tmp_path / "gates", proposal,
+                    {"skills/word_count.py": SKILL.replace("{wrong}", "").encode(),
+                     "tests/test_skill_word_count.py": tests.encode()},
+                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+    pytest_gate = next(r for r in out.results if r.gate == "pytest")
+    assert not pytest_gate.ok and pytest_gate.details["sandbox_started"] is True
+    assert infrastructure_cause(pytest_gate) is None
+
+
+def test_a_sandbox_that_cannot_be_built_is_the_forges_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kavi_assets.gates.infra import infrastructure_cause
+
+    real_build = jail.build
+
+    def broken(cwd: Path, rw: object, **kw: object) -> jail.JailCommand:
+        cmd = real_build(cwd, rw, **kw)  # type: ignore[arg-type]
+        cmd.prefix[1:1] = ["--ro-bind", str(tmp_path / "missing"), "/missing"]
+        return cmd
+
+    monkeypatch.setattr(jail, "build", broken)
+    proposal = parse_proposal(PROPOSAL)
+    out = run_gates(tmp_path / "gates", proposal,
+                    {"skills/word_count.py": SKILL.replace("{wrong}", "").encode(),
+                     "tests/test_skill_word_count.py": b"def test_ok() -> None:\n    assert True\n"},
+                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+    pytest_gate = next(r for r in out.results if r.gate == "pytest")
+    assert not pytest_gate.ok and pytest_gate.details["sandbox_started"] is False
+    assert infrastructure_cause(pytest_gate) is not None
