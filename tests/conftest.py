@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh skills home per test, and a valid proposal to mutate."""
 
-from collections.abc import Iterator
+import copy
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +31,25 @@ def proposal_data() -> dict[str, Any]:
         "examples": [{"input": {"text": "a b c"}, "expected": {"count": 3}}],
         "holdout_examples": [{"input": {"text": ""}, "expected": {"count": 0}}],
     }
+
+
+WORD_COUNT_SPEC: dict[str, Any] = {
+    "name": "word_count",
+    "description": "Count the words, lines and characters of a text.",
+    "inputs": [{"name": "text", "type": "str"}],
+    "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
+                {"name": "characters", "type": "int"}],
+    "side_effect_class": "READ_ONLY",
+    "examples": [{"input": {"text": "a b"}, "expected": {"words": 2, "lines": 1}}],
+    "holdout_examples": [{"input": {"text": "one two"}, "expected": {"words": 2, "lines": 1}}],
+}
+
+
+@pytest.fixture(scope="session")
+def word_count_spec() -> Callable[..., dict[str, Any]]:
+    """The shipped word_count answer's proposal (examples/answers/word_count/1), with fields replaced at will."""
+
+    def make(**changes: Any) -> dict[str, Any]:
+        return copy.deepcopy({**WORD_COUNT_SPEC, **changes})
+
+    return make

@@ -4,7 +4,9 @@ the verification report's isolation metadata names the mount layer as active."""
 
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +27,8 @@ def _needs_sandbox() -> None:
 
 
 def test_a_builders_test_cannot_write_outside_its_sandbox(kavi_home: KaviHome, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          word_count_spec: Callable[..., dict[str, Any]]) -> None:
     token = uuid.uuid4().hex
     user_home = tmp_path / "user-home"
     user_home.mkdir()
@@ -34,16 +37,7 @@ def test_a_builders_test_cannot_write_outside_its_sandbox(kavi_home: KaviHome, t
                kavi_home.root / "skills" / f"planted_{token}.py", kavi_home.root / f"planted-{token}.txt"]
     writes = "\n".join(f"    open({str(t)!r}, 'w').write('x')" for t in targets)
     tests = (ANSWERS / "test.py").read_text() + f"\n\ndef test_plant() -> None:\n{writes}\n"
-    proposal = parse_proposal({
-        "name": "word_count",
-        "description": "Count the words, lines and characters of a text.",
-        "inputs": [{"name": "text", "type": "str"}],
-        "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
-                    {"name": "characters", "type": "int"}],
-        "side_effect_class": "READ_ONLY",
-        "examples": [{"input": {"text": "a b"}, "expected": {"words": 2, "lines": 1}}],
-        "holdout_examples": [{"input": {"text": "one two"}, "expected": {"words": 2, "lines": 1}}],
-    })
+    proposal = parse_proposal(word_count_spec())
     files = {"skills/word_count.py": (ANSWERS / "skill.py").read_bytes(),
              "tests/test_skill_word_count.py": tests.encode()}
     try:

@@ -1,6 +1,7 @@
 """Each gate passing and failing, for real: ruff, mypy, pytest, zero tests, coverage, policy, invariants,
 acceptance (including a skill that passes its own tests but fails a holdout example)."""
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +17,8 @@ TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
 
 
 @pytest.fixture(scope="module")
-def proposal() -> Proposal:
-    data: dict[str, Any] = {
-        "name": "word_count",
-        "description": "Count the words, lines and characters of a text.",
-        "inputs": [{"name": "text", "type": "str"}],
-        "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
-                    {"name": "characters", "type": "int"}],
-        "side_effect_class": "READ_ONLY",
-        "examples": [{"input": {"text": "a b"}, "expected": {"words": 2, "lines": 1}}],
-        "holdout_examples": [{"input": {"text": "one two"}, "expected": {"words": 2, "lines": 1}}],
-    }
-    return parse_proposal(data)
+def proposal(word_count_spec: Callable[..., dict[str, Any]]) -> Proposal:
+    return parse_proposal(word_count_spec())
 
 
 def _run(tmp_path: Path, proposal: Proposal, skill: str = SKILL, tests: str = TESTS) -> dict[str, GateResult]:

@@ -2,6 +2,7 @@
 never from a file in the job's directory: builder tests that plant a junit file claiming passes and a coverage
 data file claiming full coverage, or print a result line of their own, change nothing."""
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,18 +62,8 @@ FORGED_LINE = (
 
 
 @pytest.fixture(scope="module")
-def proposal() -> Proposal:
-    data: dict[str, Any] = {
-        "name": "word_count",
-        "description": "Count the words, lines and characters of a text.",
-        "inputs": [{"name": "text", "type": "str"}],
-        "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
-                    {"name": "characters", "type": "int"}],
-        "side_effect_class": "READ_ONLY",
-        "examples": [{"input": {"text": "a b"}, "expected": {"words": 2, "lines": 1}}],
-        "holdout_examples": [{"input": {"text": "one two"}, "expected": {"words": 2, "lines": 1}}],
-    }
-    return parse_proposal(data)
+def proposal(word_count_spec: Callable[..., dict[str, Any]]) -> Proposal:
+    return parse_proposal(word_count_spec())
 
 
 def _run(tmp_path: Path, proposal: Proposal, tests: str) -> dict[str, GateResult]:
