@@ -41,15 +41,27 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
     if not cfg.exists() or cfg.read_text(encoding="utf-8") == _PREVIOUS_DAGSTER_YAML:
-        cfg.write_text(DAGSTER_YAML, encoding="utf-8")
+        # Written whole or not at all: another kavi starting at the same moment never reads half a file.
+        tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
+        tmp.write_text(DAGSTER_YAML, encoding="utf-8")
+        os.replace(tmp, cfg)
     os.environ["DAGSTER_HOME"] = str(path)
     return path
 
 
 def instance() -> Any:
+    """The instance of DAGSTER_HOME. Opening it creates and migrates its storage the first time, which two
+    processes doing at once make fail (both create the schema): the opening is serialised by a file lock."""
+    import fcntl
+
     from dagster import DagsterInstance
 
-    return DagsterInstance.get()
+    raw = os.environ.get("DAGSTER_HOME")
+    if not raw:
+        return DagsterInstance.get()
+    with open(Path(raw) / ".kavi-instance.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return DagsterInstance.get()
 
 
 def add_partition(name: str) -> bool:
