@@ -22,7 +22,7 @@ from kavi_assets.gates.acceptance_runner import RESULT_PREFIX
 from kavi_assets.gates.types import GATE_ACCEPTANCE, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
-from kavi_assets.sandbox.runner import Limits
+from kavi_assets.sandbox.runner import Limits, read_job_file
 from kavi_assets.sandbox.warm import run_warm
 
 
@@ -62,10 +62,8 @@ def _job(proposal: Proposal, skill_rel: str, digest: str,
 
 
 def _file_digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    data = read_job_file(path)  # the job could have swapped the file for a link or a FIFO
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,

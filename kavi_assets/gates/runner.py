@@ -18,7 +18,7 @@ from kavi_assets.gates.tools import mypy_gate, ruff_gate
 from kavi_assets.gates.types import ALL_GATES, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
-from kavi_assets.sandbox.runner import Limits
+from kavi_assets.sandbox.runner import Limits, read_job_file
 
 
 @dataclass(frozen=True)
@@ -125,10 +125,8 @@ def run_gates(
 def _changed_copies(digest: str, skill_rel: str, dirs: Mapping[str, Path]) -> list[str]:
     changed = []
     for gate, d in dirs.items():
-        try:
-            now = hashlib.sha256((d / skill_rel).read_bytes()).hexdigest()
-        except OSError:
-            now = ""
+        data = read_job_file(d / skill_rel)
+        now = "" if data is None else hashlib.sha256(data).hexdigest()
         if now != digest:
             changed.append(gate)
     return changed

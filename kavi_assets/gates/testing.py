@@ -20,7 +20,7 @@ from typing import Any
 from kavi_assets.gates.pytest_report import RESULT_PREFIX
 from kavi_assets.gates.types import GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi_assets.lifecycle import Verdict
-from kavi_assets.sandbox.runner import Limits, SandboxResult
+from kavi_assets.sandbox.runner import Limits, SandboxResult, read_job_file
 from kavi_assets.sandbox.warm import run_warm
 
 PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
@@ -117,10 +117,8 @@ def _coverage_percent(coverage: dict[str, Any], source: str) -> tuple[float, lis
 
 
 def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    data = read_job_file(path)  # the tests could have swapped the file for a link or a FIFO
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: float) -> tuple[GateResult, GateResult]:

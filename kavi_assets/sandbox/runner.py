@@ -5,6 +5,7 @@ import functools
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -298,6 +299,30 @@ def run_sandboxed(
         isolation=isolation,
         started=started,
     )
+
+
+def read_job_file(path: Path, limit: int = 4 * 1024 * 1024) -> bytes | None:
+    """A file a sandboxed job could have replaced, read safely by the forge: never through a link, never a FIFO
+    or device (which would block or lie), never more than `limit` bytes. None when it is not such a file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, total = [], 0
+        while chunk := os.read(fd, 65536):
+            total += len(chunk)
+            if total > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def fresh_dir(root: Path, name: str) -> Path:

@@ -416,3 +416,21 @@ def test_a_sandbox_that_cannot_be_built_is_the_forges_failure(tmp_path: Path, mo
     pytest_gate = next(r for r in out.results if r.gate == "pytest")
     assert not pytest_gate.ok and pytest_gate.details["sandbox_started"] is False
     assert infrastructure_cause(pytest_gate) is not None
+
+
+def test_a_skill_file_swapped_for_a_fifo_or_link_cannot_hang_or_fool_the_forge(tmp_path: Path) -> None:
+    """The skill runs in acceptance even when the policy refuses it: at import it swaps its own file for a FIFO
+    (a read by the forge would block for ever), and the builder's tests swap theirs for a link to a host file."""
+    proposal = parse_proposal(PROPOSAL)
+    swap = ("import os\nos.remove('skills/word_count.py')\nos.mkfifo('skills/word_count.py')\n")
+    skill = swap + SKILL.replace("{wrong}", "")
+    tests = ("import os\n\n\ndef test_swap() -> None:\n    os.remove('skills/word_count.py')\n"
+             "    os.symlink('/etc/ld.so.cache', 'skills/word_count.py')\n")
+    out = run_gates(tmp_path / "gates", proposal,
+                    {"skills/word_count.py": skill.encode(), "tests/test_skill_word_count.py": tests.encode()},
+                    GateConfig(wall_s=30, mypy_cache_root=tmp_path / "mypy"))
+    by_gate = {r.gate: r for r in out.results}
+    assert not out.passed
+    assert not by_gate["acceptance"].ok and "changed" in by_gate["acceptance"].reason, by_gate["acceptance"].reason
+    assert not by_gate["coverage"].ok
+    assert out.duration_s < 60
