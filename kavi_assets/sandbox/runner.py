@@ -20,6 +20,7 @@ from kavi_assets.sandbox import jail
 
 MAX_CAPTURE = 200_000
 PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")
+MEMORY_CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -95,13 +96,31 @@ def scrubbed_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[
 
 
 class _PidsCgroup:
-    def __init__(self, max_processes: int) -> None:
+    def __init__(self, max_processes: int, memory_bytes: int | None = None) -> None:
         self.path = PIDS_CGROUP_ROOT / f"kavi-{uuid.uuid4().hex[:12]}"
         self.path.mkdir()
         (self.path / "pids.max").write_text(str(max_processes))
+        # Where the memory controller is there too, the job's processes together get at most `memory_bytes`
+        # (the address-space rlimit binds each process alone; sixty-four of them could still starve the host).
+        self.memory: Path | None = None
+        if memory_bytes is not None and MEMORY_CGROUP_ROOT.is_dir():
+            mem = MEMORY_CGROUP_ROOT / self.path.name
+            try:
+                mem.mkdir()
+                (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                swap = mem / "memory.memsw.limit_in_bytes"
+                if swap.exists():
+                    swap.write_text(str(memory_bytes))
+                self.memory = mem
+            except OSError:
+                with contextlib.suppress(OSError):
+                    mem.rmdir()
 
     def join_path(self) -> str:
         return str(self.path / "cgroup.procs")
+
+    def join_paths(self) -> list[str]:
+        return [self.join_path(), *([str(self.memory / "cgroup.procs")] if self.memory else [])]
 
     def kill_all(self) -> None:
         for _ in range(20):
@@ -118,12 +137,17 @@ class _PidsCgroup:
 
     def remove(self) -> None:
         self.kill_all()
-        for _ in range(40):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.05)
+        for path in (self.path, self.memory):
+            if path is None:
+                continue
+            for _ in range(40):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
 
 
 def _limit_prefix(limits: Limits, nproc: int | None = None) -> tuple[list[str], str | None]:
@@ -140,6 +164,8 @@ def _limit_prefix(limits: Limits, nproc: int | None = None) -> tuple[list[str], 
 
 # The shell writes its own pid into the cgroup before exec, so no child can be forked outside it.
 _JOIN_CGROUP = 'echo $$ > "$1" && shift && exec "$@"'
+# The same for several cgroups (paths up to a `--`).
+_JOIN_CGROUPS = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
 def _drain(stream: object, sink: bytearray) -> None:
@@ -158,9 +184,11 @@ def _cgroup_for(limits: Limits, isolation: dict[str, str]) -> "_PidsCgroup | Non
         return None
     if pids_cgroup_available():
         try:
-            cgroup = _PidsCgroup(limits.max_processes)
-            isolation["cgroup"] = (f"active: own pids cgroup (at most {limits.max_processes} processes), every "
-                                   "process in it killed when the job ends")
+            cgroup = _PidsCgroup(limits.max_processes, limits.address_space_mb * 1024 * 1024)
+            memory = (f", memory cgroup (at most {limits.address_space_mb} MB for all its processes together)"
+                      if cgroup.memory else ", no memory cgroup here (the address-space limit binds each process)")
+            isolation["cgroup"] = (f"active: own pids cgroup (at most {limits.max_processes} processes){memory}; "
+                                   "every process in it killed when the job ends")
             return cgroup
         except OSError as err:
             isolation["cgroup"] = f"omitted: pids cgroup unavailable ({err.strerror}); RLIMIT_NPROC only"
@@ -231,7 +259,7 @@ def run_sandboxed(
                   f'printf 1 >&{marker_w} && exec {marker_w}>&- && exec "$@"', "kavi-gate")
     command = [*limit_prefix, *prefix, *argv]
     if cgroup is not None:
-        command = ["/bin/sh", "-c", _JOIN_CGROUP, "kavi-sandbox", cgroup.join_path(), *command]
+        command = ["/bin/sh", "-c", _JOIN_CGROUPS, "kavi-sandbox", *cgroup.join_paths(), "--", *command]
     t0 = time.monotonic()
     out, errbuf = bytearray(), bytearray()
     timed_out = False

@@ -434,3 +434,31 @@ def test_a_skill_file_swapped_for_a_fifo_or_link_cannot_hang_or_fool_the_forge(t
     assert not by_gate["acceptance"].ok and "changed" in by_gate["acceptance"].reason, by_gate["acceptance"].reason
     assert not by_gate["coverage"].ok
     assert out.duration_s < 60
+
+
+def test_memory_is_bounded_for_the_whole_job_not_only_per_process(tmp_path: Path) -> None:
+    """Each process stays under the address-space limit, but together they ask for four times the job's memory:
+    the memory cgroup (where the host has one) kills some of them instead of letting the host swap or OOM."""
+    from kavi_assets.sandbox.runner import MEMORY_CGROUP_ROOT, run_sandboxed
+
+    if not MEMORY_CGROUP_ROOT.is_dir():
+        pytest.skip("no memory cgroup controller on this host")
+    code = (
+        "import os, time\n"
+        "kids = []\n"
+        "for i in range(4):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        b = bytearray(320 * 1024 * 1024)\n"
+        "        for j in range(0, len(b), 4096):\n"
+        "            b[j] = 1\n"
+        "        time.sleep(2)\n"
+        "        os._exit(0)\n"
+        "    kids.append(pid)\n"
+        "print([os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids])\n"
+    )
+    res = run_sandboxed([sys.executable, "-c", code], cwd=tmp_path / "job",
+                        limits=Limits(wall_s=60, address_space_mb=384))
+    codes = json.loads(res.stdout.strip().splitlines()[-1])
+    assert any(c != 0 for c in codes), codes
+    assert "memory cgroup (at most 384 MB" in res.isolation["cgroup"]
