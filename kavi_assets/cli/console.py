@@ -4,8 +4,9 @@ import sys
 
 from rich.console import Console
 
-# Tables (for people) still need a width when the stream is not a terminal; plain lines ignore it.
-PIPE_WIDTH = 140
+# Tables (for people) still need a width when the stream is not a terminal (wide enough that the demo summary
+# keeps whole model names and failure kinds in a log); plain lines ignore it.
+PIPE_WIDTH = 200
 
 
 def make_console(*, stderr: bool = False) -> Console:
