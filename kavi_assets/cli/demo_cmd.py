@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kavi_assets.cli.console import make_console
@@ -88,7 +89,7 @@ def demo(
             out = forge_once(h, name, tags={"kavi/trigger": "demo"})
             crashed += len(out["errors"])
             for e in out["errors"]:
-                console.print(f"  [red]error:[/] {e}", highlight=False)
+                console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
                           + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
     cursor: str | None = None
@@ -101,7 +102,7 @@ def demo(
             out = forge_once(h, name, tags={**req.tags, "dagster/run_key": req.run_key or ""})
             crashed += len(out["errors"])
             for e in out["errors"]:
-                console.print(f"  [red]error:[/] {e}", highlight=False)
+                console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
                           + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
                           + f"   [dim]requested by the retry sensor ({req.run_key})[/]")
@@ -150,7 +151,7 @@ def _summary(ctx: Any, names: list[str]) -> None:
 
 
 def _err(msg: str) -> int:
-    make_console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
+    make_console(stderr=True).print(f"[red]error:[/] {escape(msg)}", highlight=False)
     return 2
 
 

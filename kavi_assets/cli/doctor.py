@@ -105,16 +105,19 @@ def _endpoint() -> Check:
 
 def _tools() -> list[Check]:
     out = []
+    from kavi_assets.gates.tools import ruff_command
+
     for tool in ("ruff", "mypy", "pytest", "coverage"):
+        # ruff as the gate runs it (its binary), the others as `python -m`
+        argv = [*ruff_command(), "--version"] if tool == "ruff" else [sys.executable, "-m", tool, "--version"]
         try:
-            proc = subprocess.run([sys.executable, "-m", tool, "--version"], capture_output=True, text=True,
-                                  timeout=60, check=False)
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired) as err:
             out.append(Check(f"gate tool {tool}", "fail", str(err), "pip install -e '.[dev]'"))
             continue
         text = (proc.stdout or proc.stderr).strip().splitlines()
         if proc.returncode != 0 or not text:
-            out.append(Check(f"gate tool {tool}", "fail", f"`python -m {tool}` failed", "pip install -e '.[dev]'"))
+            out.append(Check(f"gate tool {tool}", "fail", f"`{' '.join(argv)}` failed", "pip install -e '.[dev]'"))
         else:
             out.append(Check(f"gate tool {tool}", "ok", text[0]))
     return out

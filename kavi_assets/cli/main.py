@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kavi_assets.cli.console import make_console
@@ -180,7 +181,7 @@ def forge(
         _print_json(out)
         return
     for e in out["errors"]:
-        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+        make_console(stderr=True).print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     if out["errors"]:
         raise typer.Exit(1)  # a step crashed: its root cause is printed above
     colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
@@ -392,7 +393,7 @@ def approve(
 
 
 def _fail(msg: str) -> int:
-    make_console(stderr=True).print(f"[red]error:[/] {msg}", highlight=False)
+    make_console(stderr=True).print(f"[red]error:[/] {escape(msg)}", highlight=False)
     return 1
 
 
@@ -417,7 +418,7 @@ def retry(
                        reason=f"retry requested by {by}" + (f": {hint}" if hint else ""), actor=by)
     out = forge_once(h, name, tags={"kavi/trigger": "retry-by-person", "kavi/requested_by": by})
     for e in out["errors"]:
-        make_console(stderr=True).print(f"[red]error:[/] {e}", highlight=False)
+        make_console(stderr=True).print(f"[red]error:[/] {escape(str(e))}", highlight=False)
     console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → {out['status']}"
                   + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
     if out["errors"]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kavi_assets.cli.console import make_console
@@ -149,7 +150,7 @@ def _show(record: Any, as_json: bool) -> None:
     if record.success:
         typer.echo(json.dumps(record.output_data(), indent=2))
     else:
-        console.print(f"[red]{record.error}[/]", highlight=False)
+        console.print(f"[red]{escape(str(record.error))}[/]", highlight=False)
 
 
 def skills(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -298,9 +299,9 @@ def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         if report.registry_note:
-            console.print(f"[yellow]![/] {report.registry_note}", highlight=False, soft_wrap=True)
+            console.print(f"[yellow]![/] {escape(report.registry_note)}", highlight=False, soft_wrap=True)
         for p in report.problems():
-            console.print(f"[red]✗[/] {p}", highlight=False, soft_wrap=True)
+            console.print(f"[red]✗[/] {escape(p)}", highlight=False, soft_wrap=True)
         if report.ok:
             console.print(f"[green]✓[/] {report.promotions} promotions chained, {report.checked_skills} trusted "
                           "files match their hashes, no stray file in the skills folder, registry "

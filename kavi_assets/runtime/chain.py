@@ -105,7 +105,7 @@ def resolve_path(data: Any, path: str) -> Any:
                 raise ChainMappingError(f"path {path!r}: no key {part!r} in {where} (keys: {keys})")
             current = current[part]
         elif isinstance(current, list):
-            if not _INDEX.match(part):
+            if not _INDEX.fullmatch(part):
                 raise ChainMappingError(f"path {path!r}: {where} is a list; {part!r} is not an index")
             idx = int(part)
             if not -len(current) <= idx < len(current):
