@@ -69,8 +69,15 @@ def _archive(path: Path, done_dir: Path) -> None:
     shutil.move(str(path), done_dir / f"{_stamp()}-{path.name}")
 
 
+class NotARegularFile(ValueError):
+    """An inbox entry that is a symbolic link: refused without reading what it points at."""
+
+
 def _read(ctx: ForgeContext, path: Path) -> tuple[Proposal, str | None]:
     """Load, validate and record one file: the proposal, and its spec hash when it is new or changed."""
+    if path.is_symlink():
+        raise NotARegularFile(f"{path.name} is a symbolic link; the inbox takes regular files only (copy the "
+                              "proposal into it instead)")
     prop = load_proposal(path)
     changed = intake(ctx, prop, str(path), actor="proposal_intake sensor")
     return prop, ctx.records.require_proposal(prop.name).spec_sha256 if changed else None
@@ -87,7 +94,9 @@ def proposal_intake(
     context: dg.SensorEvaluationContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
 ) -> dg.SensorResult | dg.SkipReason:
     h = home.home()
-    files = sorted(p for p in h.inbox_dir.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+    # Regular files only: a link would make the sensor read (and quote in an error) whatever it points at.
+    files = sorted(p for p in h.inbox_dir.iterdir()
+                   if p.suffix.lower() in SUFFIXES and (p.is_symlink() or p.is_file()))
     if not files:
         return dg.SkipReason(f"no proposal files in {h.inbox_dir}")
     ctx = ForgeContext.open(h, llm.get_client, gates.settings())

@@ -148,3 +148,21 @@ def test_the_cursor_names_the_rejected_files(kavi_home: KaviHome, proposal_data:
         assert isinstance(result, dg.SensorResult)
         cursor = json.loads(ctx.cursor or "{}")
     assert any("nested.yaml" in line for line in cursor["rejected"])
+
+
+def test_a_symbolic_link_in_the_inbox_is_refused_unread(kavi_home: KaviHome, tmp_path: Path,
+                                                        proposal_data: dict[str, Any]) -> None:
+    """A link planted in the inbox would make the sensor (often root) read what it points at and quote it in
+    the rejection: it is refused without being read, and a good file beside it still gets its run."""
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("SECRET-LINE-7f3a: [unbalanced\n", encoding="utf-8")
+    (kavi_home.inbox_dir / "evil.yaml").symlink_to(secret)
+    _valid(kavi_home, proposal_data, "good_one")
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs, _parts = _requested(_evaluate(kavi_home, instance))
+    assert runs == ["good_one"]
+    errors = _errors(kavi_home)
+    [reason] = [r for name, r in errors.items() if name.endswith("evil.yaml")]
+    _assert_one_line(reason)
+    assert "symbolic link" in reason and "SECRET-LINE" not in reason
+    assert secret.read_text(encoding="utf-8").startswith("SECRET-LINE")  # the target is untouched
