@@ -89,7 +89,7 @@ def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: 
     if _file_digest(skill_file) != digest:
         return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, "the skill copy did not match the verified bytes", 0.0)
     res = run_warm([sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], cwd=work, limits=limits,
-                   stdin=job, hold_stdin=release)
+                   stdin=job, hold_stdin=release, scratch=True)
     duration = time.monotonic() - (started[0] if started else time.monotonic())
     details: dict[str, Any] = {"isolation": res.isolation, "sha256": digest, "returncode": res.returncode,
                                "sandbox_started": res.started}

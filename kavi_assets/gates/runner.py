@@ -78,6 +78,7 @@ def run_gates(
     limits = Limits(
         wall_s=config.wall_s, cpu_s=config.limits.cpu_s, address_space_mb=config.limits.address_space_mb,
         file_size_mb=config.limits.file_size_mb, max_processes=config.limits.max_processes, network=False,
+        scratch_mb=config.limits.scratch_mb,
     )
     pristine = {rel: bytes(data) for rel, data in files.items()}
     static_dir = _copy(work_root, "static", pristine)

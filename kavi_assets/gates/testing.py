@@ -133,7 +133,7 @@ def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: flo
     res: SandboxResult = run_warm(
         [sys.executable, "-m", "pytest", "-q", "-c", "pytest.ini", "--rootdir", ".", "-p", PLUGIN, "--no-header",
          test_rel],
-        cwd=work, limits=limits, env_extra={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=job,
+        cwd=work, limits=limits, env_extra={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=job, scratch=True,
     )
     duration = time.monotonic() - t0
     details: dict[str, Any] = {"returncode": res.returncode, "isolation": res.isolation, "timed_out": res.timed_out,

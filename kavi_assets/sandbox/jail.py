@@ -146,8 +146,25 @@ def probe() -> str | None:
     return None
 
 
-def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool = False) -> JailCommand:
-    """The bubblewrap prefix for one command run in `cwd` (writable), with `rw` also writable."""
+def _scratch_mounts(cwd: Path, size: int) -> list[str]:
+    """`cwd` as a size-bounded tmpfs holding the host directory's files read-only: the job can write beside
+    them, within `size`, and nothing it writes reaches the host's disk."""
+    args = ["--perms", "1777", "--size", str(size), "--tmpfs", str(cwd)]
+    for dirpath, dirnames, filenames in os.walk(cwd):
+        base = Path(dirpath)
+        for d in sorted(dirnames):
+            args += ["--perms", "1777", "--dir", str(base / d)]
+        for f in sorted(filenames):
+            src = base / f
+            if src.is_file() and not src.is_symlink():
+                args += ["--ro-bind", str(src), str(src)]
+    return args
+
+
+def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool = False,
+          scratch_bytes: int | None = None) -> JailCommand:
+    """The bubblewrap prefix for one command run in `cwd` (writable), with `rw` also writable. With
+    `scratch_bytes`, `cwd` is instead a tmpfs of that size holding its files read-only (see _scratch_mounts)."""
     off = frozenset() if probing else switched_off()
     bwrap = _bwrap()
     assert bwrap is not None
@@ -224,9 +241,15 @@ def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool
         for hidden in hidden_package_dirs():
             outer += ["--perms", "0555", "--tmpfs", str(hidden), "--remount-ro", str(hidden)]
         for w in writable:
-            outer += ["--bind", str(w), str(w)]
+            if w == cwd and scratch_bytes is not None:
+                outer += _scratch_mounts(cwd, scratch_bytes)
+            else:
+                outer += ["--bind", str(w), str(w)]
+        where = (f"the job's directory a tmpfs of {scratch_bytes // (1024 * 1024)} MB holding its files read-only "
+                 "(nothing the job writes reaches the host's disk)" if scratch_bytes is not None
+                 else "only the job's directory writable")
         isolation["mount"] = ("active: tmpfs root with the system and the Python environment read-only, the forge "
-                              "package read-only (recorded answers masked), only the job's directory writable, "
+                              f"package read-only (recorded answers masked), {where}, "
                               "private /tmp and /dev/shm, minimal /dev, /proc of its own PID namespace; no home, "
                               "skills home, ledger or host sockets")
     # -- user, capabilities, seccomp

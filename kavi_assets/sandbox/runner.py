@@ -32,6 +32,7 @@ class Limits:
     file_size_mb: int = 64
     max_processes: int = 64
     network: bool = False
+    scratch_mb: int = 256  # the size of a job's directory when it runs on a scratch tmpfs (see run_sandboxed)
 
 
 @dataclass(frozen=True)
@@ -208,11 +209,15 @@ def run_sandboxed(
     stdin: bytes | None = None,
     rw: Sequence[Path] = (),
     hold_stdin: Callable[[], object] | None = None,
+    scratch: bool = False,
 ) -> SandboxResult:
     """Run `argv` in `cwd` inside the gate sandbox (bubblewrap: user, mount, pid, net, ipc, uts and cgroup
     namespaces, seccomp), under rlimits, in its own pids cgroup, with a scrubbed environment and a wall timeout
     that kills every process it started. `cwd` and `rw` are the only places it can write. Where a layer cannot
     be had, the isolation report says so, with the reason.
+
+    With `scratch`, the job sees `cwd` as a tmpfs of `limits.scratch_mb` holding the directory's files read-only:
+    it may write there, and nothing it writes reaches the host's disk (for jobs whose results come on stdout).
 
     With `hold_stdin`, the command starts at once but gets its stdin only when `hold_stdin()` returns: a job
     can import its tools while something else finishes, and the wall timeout counts from the release."""
@@ -232,7 +237,8 @@ def run_sandboxed(
     jail_cmd: jail.JailCommand | None = None
     problem = jail.probe()
     if problem is None:
-        jail_cmd = jail.build(cwd, rw, network=limits.network)
+        jail_cmd = jail.build(cwd, rw, network=limits.network,
+                              scratch_bytes=limits.scratch_mb * 1024 * 1024 if scratch else None)
         jail.hand_over([cwd, *rw], jail_cmd.run_as)
         prefix = tuple(jail_cmd.prefix)
         pass_fds = list(jail_cmd.pass_fds)

@@ -349,13 +349,14 @@ def run_warm(
     stdin: bytes | None = None,
     rw: Sequence[Path] = (),
     hold_stdin: Callable[[], object] | None = None,
+    scratch: bool = False,
 ) -> SandboxResult:
     """A gate job in the gate sandbox (`run_sandboxed` under bubblewrap) where it can be had: a fresh interpreter
     in a world built for this one job. Only where the sandbox cannot be built here does the job fork from the
     warm runner (same limits, no mount isolation), or, failing that, start a fresh interpreter."""
     if jail.probe() is None:
         res = run_sandboxed(argv, cwd=cwd, limits=limits, env_extra=env_extra, stdin=stdin, rw=rw,
-                            hold_stdin=hold_stdin)
+                            hold_stdin=hold_stdin, scratch=scratch)
         res.isolation["interpreter"] = ("active: a fresh interpreter in a sandbox built for this job alone (a fork "
                                         "of a shared warm runner would share its mount namespace)")
         return res

@@ -431,8 +431,10 @@ def test_a_skill_file_swapped_for_a_fifo_or_link_cannot_hang_or_fool_the_forge(t
                     GateConfig(wall_s=30, mypy_cache_root=tmp_path / "mypy"))
     by_gate = {r.gate: r for r in out.results}
     assert not out.passed
-    assert not by_gate["acceptance"].ok and "changed" in by_gate["acceptance"].reason, by_gate["acceptance"].reason
-    assert not by_gate["coverage"].ok
+    # The files sit read-only in the job's scratch directory, so both swaps are refused; were one to succeed,
+    # the forge would see a changed hash (it reads without following links, never a FIFO) rather than hang.
+    assert not by_gate["acceptance"].ok, by_gate["acceptance"].reason
+    assert not by_gate["pytest"].ok, by_gate["pytest"].reason
     assert out.duration_s < 60
 
 
@@ -462,3 +464,31 @@ def test_memory_is_bounded_for_the_whole_job_not_only_per_process(tmp_path: Path
     codes = json.loads(res.stdout.strip().splitlines()[-1])
     assert any(c != 0 for c in codes), codes
     assert "memory cgroup (at most 384 MB" in res.isolation["cgroup"]
+
+
+def test_a_code_running_job_writes_nothing_to_the_host_disk(tmp_path: Path) -> None:
+    """pytest and acceptance run with their directory as a bounded scratch tmpfs: a job filling it hits the
+    bound inside, the host directory keeps exactly the files the forge put there, and those stay read-only."""
+    box = tmp_path / "job"
+    (box / "skills").mkdir(parents=True)
+    (box / "skills" / "x.py").write_text("print('x')\n")
+    code = (
+        "import os\n"
+        "written = 0\n"
+        "try:\n"
+        "    for i in range(100):\n"
+        "        with open(f'fill-{i}', 'wb') as fh:\n"
+        "            fh.write(b'x' * (8 * 1024 * 1024))\n"
+        "        written += 8\n"
+        "except OSError as err:\n"
+        "    print('stopped', written, err.errno)\n"
+        "try:\n"
+        "    open('skills/x.py', 'w').write('tampered')\n"
+        "except OSError as err:\n"
+        "    print('skill file', err.errno)\n"
+    )
+    res = run_warm([sys.executable, "-c", code], cwd=box, limits=Limits(wall_s=60, scratch_mb=64), scratch=True)
+    assert "stopped" in res.stdout and "skill file" in res.stdout, (res.stdout, res.stderr)
+    assert sorted(p.name for p in box.rglob("*") if p.is_file()) == ["x.py"]
+    assert (box / "skills" / "x.py").read_text() == "print('x')\n"
+    assert "tmpfs of 64 MB" in res.isolation["mount"]

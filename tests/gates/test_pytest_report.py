@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kavi_assets.gates import testing
 from kavi_assets.gates.runner import GateConfig, run_gates
 from kavi_assets.gates.types import GateResult
 from kavi_assets.proposals.model import Proposal, parse_proposal
@@ -39,6 +40,7 @@ def _plant() -> None:
     data.add_lines({SKILL_FILE: list(range(1, 200))})
     data.write()
     pathlib.Path(".kavi-planted").write_text("yes")
+    os.write(2, b" KAVI-PLANTED ")
     os._exit(0)
 
 
@@ -72,9 +74,26 @@ def _run(tmp_path: Path, proposal: Proposal, tests: str) -> dict[str, GateResult
     return {r.gate: r for r in out.results}
 
 
-def test_planted_junit_and_coverage_files_do_not_pass_failing_tests(tmp_path: Path, proposal: Proposal) -> None:
+@pytest.fixture()
+def job_output(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the pytest job printed (in the gate sandbox its directory is a scratch tmpfs: a file it plants never
+    reaches the host, so the attack proves it ran to the end on stderr)."""
+    seen: list[str] = []
+    real = testing.run_warm
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        res = real(*args, **kwargs)
+        seen.append(res.stdout + res.stderr)
+        return res
+
+    monkeypatch.setattr(testing, "run_warm", spy)
+    return seen
+
+
+def test_planted_junit_and_coverage_files_do_not_pass_failing_tests(tmp_path: Path, proposal: Proposal,
+                                                                    job_output: list[str]) -> None:
     res = _run(tmp_path, proposal, PLANT + FAILING)
-    assert (tmp_path / "gates" / "pytest" / ".kavi-planted").exists()  # the attack did run to the end
+    assert "KAVI-PLANTED" in "".join(job_output)  # the attack did run to the end
     assert not res["pytest"].ok
     assert res["pytest"].reason == "1 of 2 tests failed", res["pytest"].reason
     assert any("test_counts" in m for m in res["pytest"].messages), res["pytest"].messages
@@ -82,9 +101,10 @@ def test_planted_junit_and_coverage_files_do_not_pass_failing_tests(tmp_path: Pa
     assert res["coverage"].details["percent"] == 0.0  # the real figure: no line of execute() ran
 
 
-def test_planted_coverage_file_does_not_raise_the_real_figure(tmp_path: Path, proposal: Proposal) -> None:
+def test_planted_coverage_file_does_not_raise_the_real_figure(tmp_path: Path, proposal: Proposal,
+                                                              job_output: list[str]) -> None:
     res = _run(tmp_path, proposal, PLANT)
-    assert (tmp_path / "gates" / "pytest" / ".kavi-planted").exists()
+    assert "KAVI-PLANTED" in "".join(job_output)
     assert res["pytest"].ok and res["pytest"].reason == "1 tests passed", res["pytest"].reason
     assert not res["coverage"].ok
     assert res["coverage"].details["percent"] == 0.0
