@@ -13,6 +13,7 @@ import ast
 import copy
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -25,7 +26,8 @@ from typing import Any
 
 import yaml
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+# The shared datasets beside the project's checkout, or wherever KAVI_DATASETS points.
+DATASETS = Path(os.environ.get("KAVI_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
 MODEL = "recorded-coder-a"
 
 
@@ -542,6 +544,12 @@ def main() -> None:
     parser.add_argument("--dataset", choices=["humaneval", "mbpp", "both"], default="humaneval")
     parser.add_argument("--limit", type=int, default=50)
     args = parser.parse_args()
+    wanted = {"humaneval": ["HumanEval.jsonl.gz"], "mbpp": ["sanitized-mbpp.json"],
+              "both": ["HumanEval.jsonl.gz", "sanitized-mbpp.json"]}[args.dataset]
+    missing = [name for name in wanted if not (DATASETS / name).is_file()]
+    if missing:
+        raise SystemExit(f"datasets: {', '.join(missing)} not found in {DATASETS}; set KAVI_DATASETS to the folder "
+                         "holding the shared datasets")
     problems = []
     if args.dataset in ("humaneval", "both"):
         problems += load_humaneval()

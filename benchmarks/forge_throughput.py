@@ -175,8 +175,10 @@ def main() -> None:
     if data is None:
         data = Path(tempfile.mkdtemp(prefix="kavi-datasets-"))
         print(f"converting {args.dataset} (limit {args.limit}) into proposals and cassettes in {data} ...")
-        subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset", args.dataset,
-                        "--limit", str(args.limit)], check=True, stdout=subprocess.DEVNULL)
+        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
+                               args.dataset, "--limit", str(args.limit)], check=False, stdout=subprocess.DEVNULL)
+        if conv.returncode != 0:
+            raise SystemExit(conv.returncode)  # datasets.py said why on stderr
     names = sorted(p.stem for p in (data / "proposals").glob("*.json"))
     skipped = json.loads((data / "skipped.json").read_text()) if (data / "skipped.json").exists() else {}
     print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
