@@ -83,6 +83,7 @@ def _setpriv() -> str | None:
     return shutil.which("setpriv")
 
 
+@functools.cache
 def package_root() -> Path:
     """The directory of the installed `kavi_assets` package (an editable install: its source folder)."""
     import kavi_assets
@@ -90,6 +91,7 @@ def package_root() -> Path:
     return Path(kavi_assets.__file__).resolve().parent
 
 
+@functools.cache
 def _python_roots() -> list[Path]:
     roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
     exe = Path(sys.executable)
@@ -104,6 +106,7 @@ def _python_roots() -> list[Path]:
     return kept
 
 
+@functools.cache
 def hidden_package_dirs() -> list[Path]:
     """Folders of the package that gates never need and must not read: the recorded model's answers."""
     root = package_root()

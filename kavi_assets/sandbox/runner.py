@@ -163,9 +163,7 @@ def _limit_prefix(limits: Limits, nproc: int | None = None) -> tuple[list[str], 
             f"--nproc={procs}", "--core=0", "--"], None
 
 
-# The shell writes its own pid into the cgroup before exec, so no child can be forked outside it.
-_JOIN_CGROUP = 'echo $$ > "$1" && shift && exec "$@"'
-# The same for several cgroups (paths up to a `--`).
+# The shell writes its own pid into each cgroup (paths up to a `--`) before exec, so no child can be forked outside.
 _JOIN_CGROUPS = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
@@ -255,6 +253,7 @@ def run_sandboxed(
     if limit_problem:
         isolation["rlimits"] = limit_problem
     marker_r: int | None = None
+    marker_w: int | None = None
     bash = shutil.which("bash", path=SAFE_PATH)
     if jail_cmd is not None and bash is not None and bash.startswith(("/usr/", "/bin/")):
         marker_r, marker_w = os.pipe()
@@ -282,8 +281,8 @@ def run_sandboxed(
         )
         if jail_cmd is not None:
             jail_cmd.close()
-        if marker_r is not None:
-            os.close(pass_fds[-1])
+        if marker_w is not None:
+            os.close(marker_w)
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
         for t in threads:

@@ -135,9 +135,9 @@ def compiled_filter() -> CompiledFilter:
         skipped: list[str] = []
         for name in DENIED_SYSCALLS:
             (denied if _rule(lib, ctx, eperm, name) else skipped).append(name)
-        # clone with any namespace flag; clone3 cannot be inspected, so it looks absent and libc uses clone.
-        _rule(lib, ctx, eperm, "clone", (0, SCMP_CMP_MASKED_EQ, CLONE_NAMESPACE_FLAGS, CLONE_NAMESPACE_FLAGS))
-        for bit in range(32):  # MASKED_EQ with the whole mask matches only all flags: refuse each one alone
+        # clone with any namespace flag, one rule per flag (a masked compare with the whole mask would match only
+        # all of them at once); clone3 cannot be inspected, so it looks absent and libc falls back to clone.
+        for bit in range(32):
             flag = 1 << bit
             if CLONE_NAMESPACE_FLAGS & flag:
                 _rule(lib, ctx, eperm, "clone", (0, SCMP_CMP_MASKED_EQ, flag, flag))

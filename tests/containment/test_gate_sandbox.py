@@ -77,12 +77,7 @@ class World:
         return self.root / "user-home"
 
     def files(self) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        for base in (self.root,):
-            for p in sorted(base.rglob("*")):
-                if p.is_file() and not p.is_socket():
-                    out[str(p)] = p.read_bytes()
-        return out
+        return {str(p): p.read_bytes() for p in sorted(self.root.rglob("*")) if p.is_file() and not p.is_socket()}
 
     def params(self) -> dict[str, object]:
         home = self.home
