@@ -96,6 +96,12 @@ def _auto_approve(environ: Mapping[str, str]) -> None:
                               "(comma-separated, e.g. KAVI_AUTO_APPROVE=READ_ONLY)")
 
 
+def _evidence_levels(environ: Mapping[str, str]) -> None:
+    from kavi_assets.forge.ceremony import levels_from_env
+
+    levels_from_env(environ)  # raises ConfigError naming the entry
+
+
 def _dagster_log(environ: Mapping[str, str]) -> None:
     raw = _get(environ, "KAVI_DAGSTER_LOG")
     if raw is not None and raw.upper() not in DAGSTER_LOG_LEVELS:
@@ -114,6 +120,9 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     lambda e: _flag(e, "KAVI_RESEARCH_ADVICE", "ask the model for advice on research notes"),
     lambda e: _flag(e, "KAVI_WARM_RUNNER", "use the warm gate runner"),
     _dagster_log,
+    _evidence_levels,
+    lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", 40, minimum=0, example="40"),
+    lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", 15.0, example="15"),
 )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
+from kavi_assets.config import env_float, env_int
 from kavi_assets.forge.context import ForgeSettings
 from kavi_assets.skills.base import SideEffectClass
 
@@ -50,6 +51,23 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         description="cost per build attempt of each model (any unit); routing then maximises successes per cost",
     )
 
+    evidence_levels: list[str] = Field(
+        default_factory=list,
+        description="ceremony levels (low, standard, strict) at which generated inputs and an independent "
+                    "implementation check a build; empty: KAVI_EVIDENCE_LEVELS, else standard and strict",
+    )
+    evidence_max_cases: int = Field(default=0, description="generated inputs per build; 0: KAVI_EVIDENCE_MAX_CASES "
+                                                           "or 40")
+    evidence_time_budget_s: float = Field(default=0.0, description="time for the generated inputs of one build; 0: "
+                                                                   "KAVI_EVIDENCE_BUDGET_S or 15")
+
+    def _evidence_levels(self) -> tuple[str, ...]:
+        from kavi_assets.forge.ceremony import levels_from_env, parse_levels
+
+        # Read when a run starts: KAVI_EVIDENCE_LEVELS=standard,strict (or all, or none)
+        levels = parse_levels(",".join(self.evidence_levels)) if self.evidence_levels else levels_from_env(os.environ)
+        return tuple(level.value for level in levels)
+
     def _model_costs(self) -> dict[str, float]:
         if self.model_costs:
             return dict(self.model_costs)
@@ -73,4 +91,7 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             model_costs=self._model_costs(),
             research_advice=self.research_advice or os.environ.get("KAVI_RESEARCH_ADVICE", "") == "1",
             advice_timeout_s=self.advice_timeout_s,
+            evidence_levels=self._evidence_levels(),
+            evidence_max_cases=self.evidence_max_cases or env_int(os.environ, "KAVI_EVIDENCE_MAX_CASES", 40, minimum=0),
+            evidence_time_budget_s=self.evidence_time_budget_s or env_float(os.environ, "KAVI_EVIDENCE_BUDGET_S", 15.0),
         )

@@ -220,6 +220,14 @@ def verify_and_research(
         report_meta["isolation"] = dg.MetadataValue.json(out.isolation)
     else:
         report_meta["gates"] = dg.MetadataValue.md("not verified: the build failed before any gate could run")
+    if out.evidence:
+        ev = out.evidence
+        report_meta["ceremony_level"] = str(ev["ceremony"]["level"])
+        report_meta["evidence"] = dg.MetadataValue.md(pipeline.evidence_markdown(ev))
+        report_meta["generated_inputs"] = dg.MetadataValue.int(int(ev.get("generated") or 0))
+        if ev.get("agreement_rate") is not None:
+            report_meta["agreement_rate"] = dg.MetadataValue.float(float(ev["agreement_rate"]))
+        report_meta["counterexamples"] = dg.MetadataValue.json(ev.get("counterexamples") or [])
     yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
     if out.passed:
         pipeline.record_success(ctx, name, out.build_id)

@@ -24,6 +24,11 @@ class ForgeSettings:
     # Optional model advice on research notes: bounded prompt, enforced timeout; off unless asked for.
     research_advice: bool = False
     advice_timeout_s: float = 20.0
+    # The ceremony levels (low, standard, strict) at which the generated-input evidence runs after the deterministic
+    # gates: oracle-free checks and the comparison with an independent implementation by a second model.
+    evidence_levels: tuple[str, ...] = ("standard", "strict")
+    evidence_max_cases: int = 40
+    evidence_time_budget_s: float = 15.0
 
 
 @dataclass

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,14 +13,17 @@ from typing import Any
 
 from kavi_assets.build.allowlist import check_allowlist, skill_path, test_path
 from kavi_assets.build.sandbox_dir import create_sandbox, write_files
+from kavi_assets.forge.ceremony import Ceremony, ceremony_for, evidence_decision
 from kavi_assets.forge.context import ForgeContext
+from kavi_assets.forge.independent import IndependentOutcome, obtain_independent
+from kavi_assets.gates.differential import EvidenceConfig
 from kavi_assets.gates.infra import describe_oserror, is_infra_oserror
 from kavi_assets.gates.runner import GateConfig, run_gates
 from kavi_assets.gates.runner import prestart as prestart_gates
-from kavi_assets.gates.types import GateResult
+from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi_assets.ledger.records import BuildRow, LedgerRecordError, PromotionRow, ProposalRow, new_build_id
-from kavi_assets.lifecycle import FailureKind, ProposalStatus
+from kavi_assets.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi_assets.llm.answer import BadAnswerError, parse_build_answer
 from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind
 from kavi_assets.llm.prompts import build_headers, render_advice_messages, render_build_messages
@@ -357,6 +361,7 @@ class VerifyOutcome:
     duration_s: float
     report_sha256: str
     build_failure: AttemptFailure | None
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 def _build_failure_from_log(ctx: ForgeContext, build: BuildRow) -> AttemptFailure:
@@ -390,20 +395,35 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
                                      artifacts=[("report", ref, str(build.packet_sha256), "report_of")])
             return VerifyOutcome(build.build_id, build.attempt_number, False, False, [], {}, 0.0, ref.sha256,
                                  failure)
+        spec_sha256 = ctx.records.require_proposal(name).spec_sha256
     files = {
         skill_path(name): ctx.store.get(build.skill_sha256),
         test_path(name): ctx.store.get(build.test_sha256),
     }
     work_root = ctx.home.sandboxes_dir / build.build_id / "gates"
+    # The evidence beyond the holdouts: at the configured ceremony levels, generated inputs and (when a second model
+    # is configured) an independent implementation. Obtained here, outside the gates: a model error on the way is
+    # the independent model's, recorded, and never fails this build.
+    ceremony = ceremony_for(proposal)
+    runs, why = evidence_decision(ceremony, ctx.settings.evidence_levels)
+    independent: IndependentOutcome | None = None
+    if runs:
+        independent = obtain_independent(ctx, name, build, proposal, spec_sha256)
+    evidence_config = EvidenceConfig(enabled=runs, skipped_reason="" if runs else why,
+                                     max_cases=ctx.settings.evidence_max_cases,
+                                     time_budget_s=ctx.settings.evidence_time_budget_s)
     config = GateConfig(
         wall_s=ctx.settings.gate_wall_s,
         coverage_min=ctx.settings.coverage_min,
         mypy_cache_root=ctx.home.root / "cache" / "mypy",
         policy_path=ctx.settings.policy_path,
+        evidence=evidence_config,
     )
     try:
         work_root.mkdir(parents=True, exist_ok=True)
-        raw = run_gates(work_root, proposal, files, config)
+        raw = run_gates(work_root, proposal, files, config,
+                        independent=independent.source if independent is not None else None,
+                        independent_label=independent.label if independent is not None else "")
     except OSError as err:
         if not is_infra_oserror(err):
             raise
@@ -411,6 +431,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     # The one place gate output becomes stored and forwarded text (report, ledger, research note, next packet,
     # Dagster metadata): bounded, with configured keys, key-shaped strings and the holdout values redacted.
     outcome = dataclasses.replace(raw, results=Redactor.for_proposal(proposal).gate_results(raw.results))
+    evidence = evidence_section(ceremony, runs, why, independent, outcome.results)
     report = {
         "kind": "VERIFICATION_REPORT",
         "build_id": build.build_id,
@@ -423,8 +444,13 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "isolation": outcome.isolation,
         "duration_s": round(outcome.duration_s, 3),
         "gates": [r.to_dict() for r in outcome.results],
+        "evidence": evidence,
     }
     ref = ctx.store.put(_canonical(report), "verification_report")
+    artifacts: list[tuple[str, ArtifactRef, str, str]] = [("report", ref, build.skill_sha256, "report_of")]
+    if independent is not None and independent.sha256:
+        # Lineage: spec → independent implementation → this verification report.
+        artifacts.append(("independent_evidence", ref, independent.sha256, "evidence_for"))
     with ctx.records.session():  # gate results, report and status land together
         ctx.records.record_gate_results(build.build_id, outcome.results)
         ctx.records.finish_build(
@@ -432,14 +458,72 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
             status=VERIFIED if outcome.passed else VERIFY_FAILED,
             failure_kind=None if outcome.passed else classify(
                 AttemptFailure("verify", "gates failed", gate_results=outcome.results)).kind.value,
-            artifacts=[("report", ref, build.skill_sha256, "report_of")],
+            artifacts=artifacts,
         )
         if outcome.passed:
             ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build.build_id,
                                    reason="every gate passed")
     gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
-                         outcome.isolation, outcome.duration_s, ref.sha256, gate_failure)
+                         outcome.isolation, outcome.duration_s, ref.sha256, gate_failure, evidence)
+
+
+def evidence_section(ceremony: Ceremony, runs: bool, why: str, independent: IndependentOutcome | None,
+                     results: list[GateResult]) -> dict[str, Any]:
+    """The verification report's `evidence`: the ceremony level and why the generated-input evidence ran or not,
+    the generated-input count, the agreement rate, the counterexamples, and the independent implementation
+    (model, sha256, whether the gate used it and why not)."""
+    gate = next((r for r in results if r.gate == GATE_DIFFERENTIAL), None)
+    details = dict(gate.details) if gate is not None else {}
+    used = details.get("independent") if isinstance(details.get("independent"), dict) else {}
+    section: dict[str, Any] = {
+        "ceremony": ceremony.to_dict(),
+        "ran": runs and gate is not None and gate.verdict is not Verdict.OMITTED,
+        "why": why if gate is None or gate.verdict is not Verdict.OMITTED else (gate.reason or why),
+        "verdict": gate.verdict.value if gate is not None else None,
+        "summary": gate.reason if gate is not None else "",
+        "generated": details.get("generated", 0),
+        "ran_cases": details.get("ran", 0),
+        "compared": details.get("compared", 0),
+        "agreed": details.get("agreed", 0),
+        "agreement_rate": details.get("agreement_rate"),
+        "outside_domain": details.get("outside_domain", 0),
+        "counterexamples": list(details.get("counterexamples") or []),
+        "independent": None,
+    }
+    if independent is not None:
+        info = independent.to_dict()
+        info["used"] = bool(used.get("used")) if independent.source is not None else False
+        if independent.source is None:
+            info["not_used_because"] = independent.reason
+        elif not info["used"]:
+            info["not_used_because"] = str(used.get("reason") or "the gate did not use it")
+        section["independent"] = info
+    elif runs:
+        section["independent"] = {"used": False, "not_used_because": "not asked"}
+    return section
+
+
+def evidence_markdown(ev: dict[str, Any]) -> str:
+    """The evidence section in a few lines, for the Dagster UI and the CLI."""
+    ceremony = ev.get("ceremony") or {}
+    lines = [f"- ceremony: {ceremony.get('level')} ({ceremony.get('reason', '')})"]
+    if not ev.get("ran"):
+        lines.append(f"- generated-input evidence not run: {ev.get('why', '')}")
+        return "\n".join(lines)
+    rate = ev.get("agreement_rate")
+    lines.append(f"- {ev.get('generated', 0)} generated inputs, {ev.get('compared', 0)} compared, "
+                 f"agreement {'n/a' if rate is None else f'{float(rate):.0%}'}: {ev.get('summary', '')}")
+    ind = ev.get("independent") or {}
+    if ind.get("used"):
+        lines.append(f"- independent implementation by {ind.get('model')} (sha256 {str(ind.get('sha256'))[:16]})")
+    else:
+        lines.append(f"- no comparison: {ind.get('not_used_because', 'no independent implementation')}")
+    for i, c in enumerate(ev.get("counterexamples") or [], 1):
+        lines.append(f"- counterexample {i}: input {json.dumps(c.get('input'), default=str)[:300]} → candidate "
+                     f"{json.dumps(c.get('candidate'), default=str)[:200]}, independent "
+                     f"{json.dumps(c.get('independent'), default=str)[:200]}")
+    return "\n".join(lines)
 
 
 def _gates_not_run(ctx: ForgeContext, name: str, build: BuildRow, failure: AttemptFailure) -> VerifyOutcome:
@@ -560,6 +644,13 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
                       "backoff (kavi forge NAME to try now)" if infra
                  else "the next attempt may be requested (kavi forge NAME, or the retry sensor)"),
     }
+    counterexamples = _counterexamples(verify_outcome.build_failure.gate_results)
+    if counterexamples:
+        # Where the candidate and the independent implementation disagreed: both outputs, for the next packet (its
+        # prompt carries the gate's messages) and for a person, who may settle one as a holdout with the right answer.
+        note["counterexamples"] = counterexamples
+        note["settle"] = (f"kavi holdout add {name} --counterexample N --expected JSON --by WHO "
+                          f"(N from 1 to {len(counterexamples)}) records the right answer as a new holdout")
     ref = ctx.store.put(_canonical(note), "research_note")
     reason = f"{cls.kind.value}" + (f"; escalated: {', '.join(triggers)}" if triggers else "")
     with ctx.records.session():  # the note, the status and the model outcome land together
@@ -573,6 +664,12 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
             _record_outcome(ctx, build, row, success=False, failure_kind=cls.kind.value)
     return ResearchOutcome(build.build_id, build.attempt_number, cls.kind, cls.fingerprint, cls.facts,
                            [str(t) for t in triggers], escalated, status, budget, ref.sha256)
+
+
+def _counterexamples(results: Sequence[GateResult]) -> list[dict[str, Any]]:
+    gate = next((r for r in results if r.gate == GATE_DIFFERENTIAL and not r.ok), None)
+    found = gate.details.get("counterexamples") if gate is not None else None
+    return [dict(c) for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
 def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bool, failure_kind: str | None) -> None:

@@ -360,6 +360,33 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             "ALTER TABLE executions ADD COLUMN IF NOT EXISTS skill_version INTEGER",
         ),
     ),
+    (
+        7,
+        # Independent implementations (issue 16): a second model writes the same skill from the builder's view of the
+        # spec, and the acceptance evidence compares the two on generated inputs. One request per proposal spec (its
+        # digest keys the cache: a holdout added is a new spec), recorded like a build's model call but never a
+        # builder's outcome: the router does not learn from it. No key (see migrations 3 and 5).
+        (
+            """CREATE TABLE IF NOT EXISTS independents (
+                independent_id VARCHAR NOT NULL,
+                proposal_name VARCHAR NOT NULL,
+                spec_sha256 VARCHAR NOT NULL,
+                requested_by_build VARCHAR,
+                model VARCHAR NOT NULL,
+                choice_reason VARCHAR NOT NULL,
+                endpoint VARCHAR,
+                status VARCHAR NOT NULL,
+                reason VARCHAR,
+                source_sha256 VARCHAR,
+                answer_sha256 VARCHAR,
+                prompt_tokens INTEGER,
+                completion_tokens INTEGER,
+                latency_ms DOUBLE,
+                cost_usd DOUBLE,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

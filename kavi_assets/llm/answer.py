@@ -79,3 +79,18 @@ def parse_build_answer(text: str) -> BuildAnswer:
         raise BadAnswerError("the answer looks like JSON but does not parse, and has no fenced file blocks")
     raise BadAnswerError("the answer is not JSON and has no fenced file blocks with paths "
                          f"(it begins: {stripped[:80]!r})")
+
+
+def parse_independent_answer(text: str, skill_name: str) -> str:
+    """An independent implementation's answer: the usual files JSON holding exactly `skills/<name>.py`. Anything
+    else (no parse, another path, an extra file, an empty module) is BadAnswerError naming what was wrong."""
+    answer = parse_build_answer(text)
+    wanted = f"skills/{skill_name}.py"
+    paths = [f.path for f in answer.files]
+    if paths != [wanted]:
+        shown = ", ".join(repr(p[:80]) for p in paths[:5])
+        raise BadAnswerError(f"the answer must hold exactly one file, {wanted}; it holds {shown}")
+    content = answer.files[0].content
+    if not content.strip():
+        raise BadAnswerError(f"{wanted} is empty")
+    return content

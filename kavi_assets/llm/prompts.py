@@ -133,6 +133,40 @@ def render_build_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+INDEPENDENT_SYSTEM = """You write one Python skill for Kavi Forge from its spec. Another model writes the same skill separately;
+the forge runs both on the same inputs and compares their outputs, so follow the spec's description and examples
+exactly, and reject input the spec does not cover with ValueError.
+
+The contract:
+- Write exactly one file: `skills/{name}.py`. No tests, no other path.
+- The module defines pydantic input/output models and exactly one class:
+  `class {cls}(BaseSkill[{cls}Input, {cls}Output])` with class attributes `name = "{name}"`, `description`,
+  `input_model`, `output_model`, `side_effect_class = SideEffectClass.{side_effect}`, and
+  `def execute(self, input_data: {cls}Input) -> {cls}Output`.
+  Import it as `from kavi_assets.skills.base import BaseSkill, SideEffectClass`.
+- Touch the world only through handles: `self.vault.read_text/exists/list_files` (vault paths are relative),
+  `self.vault.write_text` (FILE_WRITE only), `self.http.get_json/get_text` (NETWORK only),
+  `self.secrets.get("NAME")` (SECRET_READ only, declared names, string literals), `self.llm` (always unavailable
+  here: use a deterministic method). Never use open, os, sys, subprocess, socket, eval/exec or dunder attributes.
+- Allowed imports: {imports}.
+Answer ONLY with JSON: {{"files": [{{"path": "skills/{name}.py", "content": "..."}}], "notes": "..."}}"""
+
+
+def render_independent_messages(spec_view: Mapping[str, Any], *, skill_name: str, class_name: str, max_chars: int
+                                ) -> list[dict[str, str]]:
+    """The request for an independent implementation: the builder's view of the spec and nothing else (never the
+    holdouts, the builder's code, its tests or its failures), so the second version shares no mistake but the
+    spec's own. PromptTooLarge when it does not fit `max_chars`."""
+    system = INDEPENDENT_SYSTEM.format(name=skill_name, cls=class_name,
+                                       side_effect=spec_view.get("side_effect_class"), imports=ALLOWED_IMPORTS)
+    user = "Skill spec:\n" + json.dumps(dict(spec_view), indent=2)
+    size = len(system) + len(user)
+    if size > max_chars:
+        raise PromptTooLarge(f"the independent implementation prompt for {skill_name!r} would be {size} characters, "
+                             f"over the bound of {max_chars} ({PROMPT_BOUND_ENV})")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 def check_spec_prompt(spec_view: Mapping[str, Any], *, skill_name: str, class_name: str, max_chars: int) -> int:
     """At intake: the spec's build prompt must fit the bound with PROMPT_RESERVE_CHARS to spare for later
     attempts (a hint, earlier failures). Returns the prompt's size; PromptTooLarge when it does not fit."""
