@@ -104,7 +104,7 @@ def _cached(rows: Sequence[IndependentRow], builder: str | None) -> IndependentR
 def _from_row(ctx: ForgeContext, row: IndependentRow) -> IndependentOutcome:
     if row.status == OK and row.source_sha256:
         return IndependentOutcome(ctx.store.get(row.source_sha256), row.model, row.source_sha256, OK,
-                                  f"reused the independent implementation by {row.model} (request {row.independent_id})",
+                                  f"reused the implementation by {row.model} (request {row.independent_id})",
                                   row.choice_reason, True, row.independent_id)
     return IndependentOutcome(None, row.model, None, row.status,
                               f"the independent model's answer was not usable ({row.reason}); not compared",

@@ -475,7 +475,8 @@ def evidence_section(ceremony: Ceremony, runs: bool, why: str, independent: Inde
     (model, sha256, whether the gate used it and why not)."""
     gate = next((r for r in results if r.gate == GATE_DIFFERENTIAL), None)
     details = dict(gate.details) if gate is not None else {}
-    used = details.get("independent") if isinstance(details.get("independent"), dict) else {}
+    found = details.get("independent")
+    used: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
     section: dict[str, Any] = {
         "ceremony": ceremony.to_dict(),
         "ran": runs and gate is not None and gate.verdict is not Verdict.OMITTED,

@@ -986,9 +986,10 @@ class ForgeRecords:
             params.append(spec_sha256)
         with self.ledger.connect() as con:
             rows = con.execute(
-                "SELECT independent_id, proposal_name, spec_sha256, requested_by_build, model, choice_reason, endpoint, "
-                "status, reason, source_sha256, answer_sha256, prompt_tokens, completion_tokens, latency_ms, cost_usd, "
-                f"{_iso_sql('created_at')} FROM independents WHERE {where} ORDER BY created_at", params).fetchall()
+                "SELECT independent_id, proposal_name, spec_sha256, requested_by_build, model, choice_reason, "
+                "endpoint, status, reason, source_sha256, answer_sha256, prompt_tokens, completion_tokens, latency_ms, "
+                f"cost_usd, {_iso_sql('created_at')} FROM independents WHERE {where} ORDER BY created_at",
+                params).fetchall()
         return [IndependentRow(*r) for r in rows]
 
     # -- artifacts and lineage -------------------------------------------------------------------

@@ -133,9 +133,9 @@ def render_build_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-INDEPENDENT_SYSTEM = """You write one Python skill for Kavi Forge from its spec. Another model writes the same skill separately;
-the forge runs both on the same inputs and compares their outputs, so follow the spec's description and examples
-exactly, and reject input the spec does not cover with ValueError.
+INDEPENDENT_SYSTEM = """You write one Python skill for Kavi Forge from its spec. Another model writes the same skill
+separately; the forge runs both on the same inputs and compares their outputs, so follow the spec's description and
+examples exactly, and reject input the spec does not cover with ValueError.
 
 The contract:
 - Write exactly one file: `skills/{name}.py`. No tests, no other path.
