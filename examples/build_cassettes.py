@@ -51,6 +51,15 @@ PLAN: dict[str, list[dict[str, Any]]] = {
 }
 
 
+# Independent implementations (issue 16): the same skills written separately from the builder's view of each spec,
+# in different code, answered for a request of kind "independent" by whichever model is not the build's.
+INDEPENDENT: dict[str, str] = {
+    name: f"{name}/independent"
+    for name in ("word_count", "create_daily_note", "http_get_json", "read_notes_by_tag", "search_notes",
+                 "summarize_note", "write_note")
+}
+
+
 class _Literal(str):
     pass
 
@@ -84,6 +93,11 @@ def build(name: str, plan: list[dict[str, Any]]) -> dict[str, Any]:
             if step.get("notes"):
                 it["notes"] = step["notes"]
         interactions.append(it)
+    if name in INDEPENDENT:
+        source = (ANSWERS / INDEPENDENT[name] / "skill.py").read_text(encoding="utf-8")
+        interactions.append({"kind": "independent", "attempt": "*", "model": "*", "latency_ms": 1000,
+                             "files": {f"skills/{name}.py": _Literal(source)},
+                             "notes": "written from the spec alone, separately from the build"})
     return {"skill": name, "models": MODELS, "interactions": interactions}
 
 
