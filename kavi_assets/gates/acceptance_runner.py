@@ -18,7 +18,9 @@ the skill's code lets a signal through), reported, and ends the job.
 import contextlib
 import hashlib
 import json
+import linecache
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -128,15 +130,26 @@ def _deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _error_kind(err: BaseException) -> str:
-    """How the forge may read an exception on an input nobody vouched for: "rejected" for the ways a skill declares
-    an input outside its domain (ValueError, which pydantic's validation errors are) and for the world's answers
-    through the handles (a missing vault file, an HTTP error, an undeclared secret); "raised" for the rest
-    (ZeroDivisionError, IndexError, KeyError, RecursionError...), which are bugs."""
+_RAISE = re.compile(r"\s*raise\b")
+
+
+def _error_kind(err: BaseException, skill_file: str) -> str:
+    """How the forge may read an exception on an input nobody vouched for: "rejected" when the skill declared the
+    input outside its domain — a ValueError (which pydantic's validation errors are), any exception its own code
+    raised deliberately with a `raise` statement (a `KeyError("no such path")` is a refusal), or the world's
+    answer through a handle (a missing vault file, an HTTP error, an undeclared secret); "raised" for the rest,
+    an exception an operation of the skill ran into (ZeroDivisionError, IndexError, KeyError, RecursionError...),
+    which is a bug the input exposed."""
     from kavi_assets.runtime.handles import HttpHandleError, ModelHandleError, SecretsError
 
-    rejected = (ValueError, OSError, HttpHandleError, SecretsError, ModelHandleError)
-    return "rejected" if isinstance(err, rejected) else "raised"
+    if isinstance(err, ValueError | OSError | HttpHandleError | SecretsError | ModelHandleError):
+        return "rejected"
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    deliberate = (tb is not None and tb.tb_frame.f_code.co_filename == skill_file
+                  and _RAISE.match(linecache.getline(skill_file, tb.tb_lineno)) is not None)
+    return "rejected" if deliberate else "raised"
 
 
 def _run_case(cls: Any, job: dict[str, Any], case: dict[str, Any], entry: dict[str, Any]) -> None:
@@ -157,7 +170,8 @@ def _run_case(cls: Any, job: dict[str, Any], case: dict[str, Any], entry: dict[s
         else:
             entry.update(ran=True, output=dumped)
     except Exception as err:
-        entry.update(ran=False, error=f"{type(err).__name__}: {str(err)[:500]}", error_kind=_error_kind(err))
+        entry.update(ran=False, error=f"{type(err).__name__}: {str(err)[:500]}",
+                     error_kind=_error_kind(err, cls.execute.__code__.co_filename))
 
 
 def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
