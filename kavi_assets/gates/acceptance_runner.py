@@ -222,6 +222,15 @@ def main() -> None:
     # `sys.stdout` (or prints without a newline) cannot reach a line the forge reads.
     sys.stdout.flush()
     out_fd = os.dup(1)
+    # And the skill's own output goes nowhere: it can neither flood the captured output past the forge's capture
+    # limit (cutting off the result lines) nor interleave with them.
+    try:
+        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        null = -1
+    if null >= 0:
+        os.dup2(null, 1)
+        os.close(null)
 
     def line(payload: dict[str, Any]) -> None:
         data = memoryview(("\n" + marker + json.dumps(payload) + "\n").encode())
