@@ -14,6 +14,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,13 @@ def _cases(proposal: Proposal) -> list[tuple[str, bool, dict[str, Any]]]:
     return shown + hidden
 
 
-def _job(proposal: Proposal, skill_rel: str, digest: str,
-         cases: list[tuple[str, bool, dict[str, Any]]]) -> dict[str, Any]:
+def job_case(case_id: int, case: dict[str, Any]) -> dict[str, Any]:
+    """A case as the runner gets it: an id, an input and its fixtures; no label, no expected output."""
+    return {"id": case_id, "input": case.get("input"), "vault_files": case.get("vault_files") or {},
+            "http_responses": case.get("http_responses") or {}, "secrets": case.get("secrets") or {}}
+
+
+def _job(proposal: Proposal, skill_rel: str, digest: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "skill_name": proposal.name,
         "skill_file": skill_rel,
@@ -55,9 +61,7 @@ def _job(proposal: Proposal, skill_rel: str, digest: str,
         "side_effect_class": proposal.side_effect_class.value,
         "declared_secrets": list(proposal.required_secrets),
         # No label, no holdout flag, no expected output: only what the skill needs to run.
-        "cases": [{"id": i, "input": ex.get("input"), "vault_files": ex.get("vault_files") or {},
-                   "http_responses": ex.get("http_responses") or {}, "secrets": ex.get("secrets") or {}}
-                  for i, (_label, _holdout, ex) in enumerate(cases)],
+        "cases": [job_case(i, c) for i, c in enumerate(cases)],
     }
 
 
@@ -66,19 +70,58 @@ def _file_digest(path: Path) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
-                    after: Callable[[], object] | None = None) -> GateResult:
-    """Run every example against a pristine copy of `skill_bytes` in `work` (a fresh, empty directory).
+# Why a run gave nothing usable, as each reader words it.
+RUN_FAILURES = {
+    "copy_mismatch": "the skill copy did not match the verified bytes",
+    "changed": "the skill file changed while {what} ran (its hash no longer matches)",
+    "timed_out": "timed out after {wall:.0f}s",
+    "garbage": "the {what} run answered garbage",
+    "died": "the {what} run died (exit {rc})",
+    "load_error": "the skill could not be loaded: {err}",
+}
+
+
+@dataclass
+class CaseRun:
+    """What one sandboxed run of a skill over a list of cases reported, read outside the sandbox.
+
+    `results` holds the runner's entry per case index, `done` whether the runner said it finished (it stops
+    early when the time budget of the cases after `must_run` is spent), `failure` a key of RUN_FAILURES when the
+    run gave nothing usable at all."""
+
+    results: dict[int, dict[str, Any]]
+    done: bool
+    timed_out: bool
+    failure: str | None
+    details: dict[str, Any]
+    duration_s: float
+    wall_s: float = 0.0
+    load_error: str = ""
+
+    def complete_through(self, count: int) -> bool:
+        return all(i in self.results for i in range(count))
+
+    def describe(self, what: str) -> str:
+        return RUN_FAILURES.get(self.failure or "", "{what} failed").format(
+            what=what, wall=self.wall_s, rc=self.details.get("returncode"), err=self.load_error)
+
+
+def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[dict[str, Any]], limits: Limits,
+              after: Callable[[], object] | None = None, must_run: int | None = None,
+              budget_s: float | None = None) -> CaseRun:
+    """Run `cases` (each {"input", "vault_files", "http_responses", "secrets"}) against a pristine copy of
+    `skill_bytes` in `work` (a fresh, empty directory), in a sandbox of its own, and read what came back.
 
     With `after`, the sandbox starts at once and imports its tools, but the job (and so the skill) reaches it
-    only once `after()` returns: the builder's tests have finished by then."""
+    only once `after()` returns. With `budget_s`, the cases after the first `must_run` share that time budget."""
     skill_rel = f"skills/{proposal.name}.py"
     digest = hashlib.sha256(skill_bytes).hexdigest()
     write_files(work, {skill_rel: skill_bytes})
     skill_file = work / skill_rel
-    cases = _cases(proposal)
     nonce = secrets.token_hex(16)
-    job = json.dumps({**_job(proposal, skill_rel, digest, cases), "nonce": nonce}).encode()
+    job: dict[str, Any] = {**_job(proposal, skill_rel, digest, cases), "nonce": nonce}
+    if budget_s is not None:
+        job.update(must_run=len(cases) if must_run is None else must_run, budget_s=budget_s)
     started: list[float] = []
 
     def release() -> None:
@@ -86,38 +129,79 @@ def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: 
             after()
         started.append(time.monotonic())
 
+    details: dict[str, Any] = {"sha256": digest}
     if _file_digest(skill_file) != digest:
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, "the skill copy did not match the verified bytes", 0.0)
+        return CaseRun({}, False, False, "copy_mismatch", details, 0.0, limits.wall_s)
     res = run_warm([sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], cwd=work, limits=limits,
-                   stdin=job, hold_stdin=release, scratch=True)
+                   stdin=json.dumps(job).encode(), hold_stdin=release, scratch=True)
     duration = time.monotonic() - (started[0] if started else time.monotonic())
-    details: dict[str, Any] = {"isolation": res.isolation, "sha256": digest, "returncode": res.returncode,
-                               "sandbox_started": res.started}
+    details.update(isolation=res.isolation, returncode=res.returncode, sandbox_started=res.started)
+    run = CaseRun({}, False, res.timed_out, None, details, duration, limits.wall_s)
     if _file_digest(skill_file) != digest:
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,
-                          "the skill file changed while acceptance ran (its hash no longer matches)", duration, [],
-                          details)
-    if res.timed_out:
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, f"timed out after {limits.wall_s:.0f}s", duration, [],
-                          details)
+        run.failure = "changed"
+        return run
     marker = f"{RESULT_PREFIX}{nonce}:"
-    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(marker)), None)
-    if line is None:
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, f"the acceptance run died (exit {res.returncode})",
-                          duration, [], details)
-    try:
-        out = json.loads(line[len(marker):])
-    except json.JSONDecodeError:
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, "the acceptance run answered garbage", duration, [],
-                          details)
-    if not isinstance(out, dict):
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, "the acceptance run answered garbage", duration, [],
-                          details)
-    if "load_error" in out:
-        err = str(out["load_error"])[:500]
-        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, f"the skill could not be loaded: {err}", duration,
-                          [err], details)
-    return _judge(cases, out.get("results"), duration, details)
+    garbage = False
+    for ln in res.stdout.splitlines():
+        if not ln.startswith(marker):
+            continue
+        try:
+            payload = json.loads(ln[len(marker):])
+        except json.JSONDecodeError:
+            garbage = True  # e.g. a line cut short by the capture limit
+            continue
+        if not isinstance(payload, dict):
+            garbage = True
+        elif "load_error" in payload:
+            run.load_error = str(payload["load_error"])[:500]
+            run.failure = "load_error"
+        elif "done" in payload:
+            run.done = True
+        elif isinstance(payload.get("result"), dict):
+            entry = payload["result"]
+            key = entry.get("id")
+            if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(cases) and key not in run.results:
+                run.results[key] = entry
+    if run.failure is None and not run.results and not run.done:
+        run.failure = "timed_out" if res.timed_out else "garbage" if garbage else "died"
+    return run
+
+
+def acceptance_run(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
+                   after: Callable[[], object] | None = None, generated: list[dict[str, Any]] | None = None,
+                   budget_s: float | None = None) -> tuple[GateResult, CaseRun]:
+    """The acceptance gate, and the run it judged: every example and holdout example, then (after them, under
+    `budget_s`) each generated case twice in a row, all in one sandbox. The verdict is about the examples and
+    holdouts only; the generated cases' results (indices after them) are the differential gate's to judge."""
+    cases = _cases(proposal)
+    job_cases = [ex for _label, _holdout, ex in cases]
+    for case in generated or []:
+        job_cases += [case, case]
+    run = run_cases(work, proposal, skill_bytes, job_cases, limits, after, must_run=len(cases),
+                    budget_s=budget_s if generated else None)
+    details = dict(run.details)
+    if run.failure is None and not run.complete_through(len(cases)):
+        # Results came, but not for every example: the run ended (timed out, died) before they were all judged.
+        run.failure = "timed_out" if run.timed_out else "died"
+    if run.failure is not None:
+        messages = [run.load_error] if run.failure == "load_error" else []
+        return GateResult(GATE_ACCEPTANCE, Verdict.FAILED, run.describe("acceptance"), run.duration_s, messages,
+                          details), run
+    return _judge(cases, [run.results[i] for i in range(len(cases))], run.duration_s, details), run
+
+
+def acceptance_gate(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
+                    after: Callable[[], object] | None = None) -> GateResult:
+    """Run every example against a pristine copy of `skill_bytes` in `work` (a fresh, empty directory).
+
+    With `after`, the sandbox starts at once and imports its tools, but the job (and so the skill) reaches it
+    only once `after()` returns: the builder's tests have finished by then."""
+    return acceptance_run(work, proposal, skill_bytes, limits, after)[0]
+
+
+def judge_examples(proposal: Proposal, raw: list[dict[str, Any]]) -> GateResult:
+    """The acceptance verdict on results in example order (examples, then holdout examples)."""
+    return _judge(_cases(proposal), raw, 0.0, {})
 
 
 def _judge(cases: list[tuple[str, bool, dict[str, Any]]], raw: Any, duration: float,

@@ -6,15 +6,27 @@ The job arrives on stdin (a pipe the forge writes; no file holds it): the skill'
 SHA-256 of its file, its side-effect class and declared secrets, and the cases — each an id, an input and its
 fixtures (vault files, HTTP responses, secrets). The skill is loaded exactly as `kavi run` loads it
 (`kavi_assets.skills.loading`) and gets the same handle classes: a `Vault`, an `HttpClient` (whose transport
-serves the fixtures instead of the network) and `DeclaredSecrets`. One result line, prefixed with
-RESULT_PREFIX and the job's nonce, goes to stdout.
+serves the fixtures instead of the network) and `DeclaredSecrets`.
+
+Each case's result goes to stdout as soon as it is known, on a line of its own prefixed with RESULT_PREFIX and
+the job's nonce, and a last such line says the job is done: when a later case hangs or kills the process, the
+results before it still reach the forge. With `must_run` and `budget_s`, the cases after the first `must_run`
+share a time budget: none starts once it is spent, and one still running when it runs out is interrupted (where
+the skill's code lets a signal through), reported, and ends the job.
 """
 
+import contextlib
 import hashlib
 import json
+import linecache
 import os
+import re
+import signal
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,30 +106,102 @@ def _context(job: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any
                        environ=dict(case.get("secrets") or {}), http=http, llm=None)
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
+class OverBudget(BaseException):
+    """Raised into a case still running when the time budget of the cases after `must_run` runs out. A
+    BaseException, so a skill's `except Exception` does not swallow it."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block with OverBudget after `seconds` (main thread only: signals reach no other)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def fire(_signum: int, _frame: object) -> None:
+        raise OverBudget
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_RAISE = re.compile(r"\s*raise\b")
+
+
+def _error_kind(err: BaseException, skill_file: str) -> str:
+    """How the forge may read an exception on an input nobody vouched for: "rejected" when the skill declared the
+    input outside its domain — a ValueError (which pydantic's validation errors are), any exception its own code
+    raised deliberately with a `raise` statement (a `KeyError("no such path")` is a refusal), or the world's
+    answer through a handle (a missing vault file, an HTTP error, an undeclared secret); "raised" for the rest,
+    an exception an operation of the skill ran into (ZeroDivisionError, IndexError, KeyError, RecursionError...),
+    which is a bug the input exposed."""
+    from kavi_assets.runtime.handles import HttpHandleError, ModelHandleError, SecretsError
+
+    if isinstance(err, ValueError | OSError | HttpHandleError | SecretsError | ModelHandleError):
+        return "rejected"
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    deliberate = (tb is not None and tb.tb_frame.f_code.co_filename == skill_file
+                  and _RAISE.match(linecache.getline(skill_file, tb.tb_lineno)) is not None)
+    return "rejected" if deliberate else "raised"
+
+
+def _run_case(cls: Any, job: dict[str, Any], case: dict[str, Any], entry: dict[str, Any]) -> None:
+    vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
+    try:
+        ctx = _context(job, case, vault_root)
+    except Exception as err:
+        entry.update(ran=False, error=f"vault_files: {err}" if isinstance(err, ValueError)
+                     else f"fixture refused: {type(err).__name__}: {err}", error_kind="fixture")
+        return
+    try:
+        out = cls(ctx).execute(cls.input_model.model_validate(case["input"]))
+        dumped = cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
+        text = json.dumps(dumped)
+        if len(text) > MAX_OUTPUT_CHARS:
+            entry.update(ran=False, error=f"output of {len(text)} characters exceeds {MAX_OUTPUT_CHARS}",
+                         error_kind="output")
+        else:
+            entry.update(ran=True, output=dumped)
+    except Exception as err:
+        entry.update(ran=False, error=f"{type(err).__name__}: {str(err)[:500]}",
+                     error_kind=_error_kind(err, cls.execute.__code__.co_filename))
+
+
+def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     cls = _load(job)
+    cases = list(job["cases"])
+    must_run = int(job.get("must_run", len(cases)))
+    budget = job.get("budget_s")
+    budget_start: float | None = None
     results = []
-    for case in job["cases"]:
-        vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
+    for index, case in enumerate(cases):
+        remaining: float | None = None
+        if index >= must_run and isinstance(budget, int | float):
+            if budget_start is None:
+                budget_start = time.monotonic()
+            remaining = float(budget) - (time.monotonic() - budget_start)
+            if remaining <= 0:
+                break
         entry: dict[str, Any] = {"id": case["id"]}
+        stop = False
         try:
-            ctx = _context(job, case, vault_root)
-        except Exception as err:
-            entry.update(ran=False, error=f"vault_files: {err}" if isinstance(err, ValueError)
-                         else f"fixture refused: {type(err).__name__}: {err}")
-            results.append(entry)
-            continue
-        try:
-            out = cls(ctx).execute(cls.input_model.model_validate(case["input"]))
-            dumped = cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
-            text = json.dumps(dumped)
-            if len(text) > MAX_OUTPUT_CHARS:
-                entry.update(ran=False, error=f"output of {len(text)} characters exceeds {MAX_OUTPUT_CHARS}")
-            else:
-                entry.update(ran=True, output=dumped)
-        except Exception as err:
-            entry.update(ran=False, error=f"{type(err).__name__}: {str(err)[:500]}")
+            with _deadline(remaining):
+                _run_case(cls, job, case, entry)
+        except OverBudget:
+            entry.update(ran=False, error="stopped: the time budget was spent", error_kind="budget")
+            stop = True
         results.append(entry)
+        if emit is not None:
+            emit(entry)
+        if stop:
+            break
     return {"results": results}
 
 
@@ -133,12 +217,31 @@ def main() -> None:
     job = json.loads(sys.stdin.read())
     # The nonce leaves the job before any skill code runs.
     nonce = str(job.pop("nonce", ""))
-    try:
-        out = run_job(job)
-    except Exception as err:
-        out = {"load_error": f"{type(err).__name__}: {str(err)[:500]}"}
-    sys.stdout.write("\n" + RESULT_PREFIX + nonce + ":" + json.dumps(out) + "\n")
+    marker = RESULT_PREFIX + nonce + ":"
+    # Result lines go straight to a copy of the stdout descriptor taken now: whatever the skill does to
+    # `sys.stdout` (or prints without a newline) cannot reach a line the forge reads.
     sys.stdout.flush()
+    out_fd = os.dup(1)
+    # And the skill's own output goes nowhere: it can neither flood the captured output past the forge's capture
+    # limit (cutting off the result lines) nor interleave with them.
+    try:
+        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        null = -1
+    if null >= 0:
+        os.dup2(null, 1)
+        os.close(null)
+
+    def line(payload: dict[str, Any]) -> None:
+        data = memoryview(("\n" + marker + json.dumps(payload) + "\n").encode())
+        while data:
+            data = data[os.write(out_fd, data):]
+
+    try:
+        out = run_job(job, emit=lambda entry: line({"result": entry}))
+        line({"done": len(out["results"])})
+    except Exception as err:
+        line({"load_error": f"{type(err).__name__}: {str(err)[:500]}"})
 
 
 if __name__ == "__main__":

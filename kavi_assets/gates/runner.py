@@ -1,6 +1,8 @@
 """Run every gate on one build, concurrently, each code-running gate on its own copy of the files."""
 
+import dataclasses
 import hashlib
+import math
 import shutil
 import threading
 import time
@@ -8,14 +10,23 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kavi_assets.build.allowlist import skill_path, test_path
 from kavi_assets.build.sandbox_dir import write_files
-from kavi_assets.gates.acceptance import acceptance_gate
+from kavi_assets.gates.acceptance import CaseRun, acceptance_run, run_cases
+from kavi_assets.gates.differential import (
+    EvidenceConfig,
+    IndependentEvidence,
+    differential_gate,
+    evidence_seed,
+    independent_evidence,
+)
+from kavi_assets.gates.generate import generated_cases
 from kavi_assets.gates.static import invariants_gate, policy_gate
 from kavi_assets.gates.testing import pytest_and_coverage
 from kavi_assets.gates.tools import mypy_gate, ruff_gate
-from kavi_assets.gates.types import ALL_GATES, GateResult
+from kavi_assets.gates.types import ALL_GATES, GATE_ACCEPTANCE, GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
 from kavi_assets.sandbox.runner import Limits, read_job_file
@@ -28,6 +39,7 @@ class GateConfig:
     mypy_cache_root: Path | None = None
     policy_path: Path | None = None
     limits: Limits = field(default_factory=Limits)
+    evidence: EvidenceConfig = field(default_factory=EvidenceConfig)
 
 
 @dataclass(frozen=True)
@@ -64,12 +76,34 @@ def _guard(gate: str, fn: Callable[[], GateResult]) -> GateResult:
                           time.monotonic() - t0)
 
 
+def _generate(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> tuple[list[dict[str, Any]], str]:
+    if not evidence.enabled or evidence.max_cases <= 0:
+        return [], ""
+    try:
+        return generated_cases(proposal, max_cases=evidence.max_cases, seed=seed), ""
+    except Exception as err:  # no generated evidence is a weaker verdict, not a crash of every gate
+        return [], f"input generation failed: {type(err).__name__}: {str(err)[:200]}"
+
+
+def _fresh(path: Path) -> Path:
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
 def run_gates(
-    work_root: Path, proposal: Proposal, files: Mapping[str, bytes], config: GateConfig
+    work_root: Path, proposal: Proposal, files: Mapping[str, bytes], config: GateConfig,
+    independent: bytes | None = None, independent_label: str = "",
 ) -> VerificationOutcome:
     """Every gate on the same hashed bytes. The builder's tests, ruff and mypy run concurrently, each in a
     sandbox of its own on a private copy; acceptance runs after the builder's tests, in a fresh sandbox holding
-    only a pristine copy of the skill; at the end every copy is checked against the hash."""
+    only a pristine copy of the skill, and then runs the generated inputs; at the end every copy is checked
+    against the hash.
+
+    `independent` is the source of an independent implementation of the same proposal (a skill module, written
+    by a different model than the builder): scanned with the policy, then run at once in a sandbox of its own on
+    the examples, the holdout examples and the generated inputs; the differential gate compares, out here."""
     name = proposal.name
     skill_rel, test_rel = skill_path(name), test_path(name)
     skill_bytes = bytes(files[skill_rel])
@@ -80,24 +114,58 @@ def run_gates(
         file_size_mb=config.limits.file_size_mb, max_processes=config.limits.max_processes, network=False,
         scratch_mb=config.limits.scratch_mb,
     )
+    evidence = config.evidence
+    seed = evidence_seed(proposal, evidence)
+    t_gen = time.monotonic()
+    generated, generation_note = _generate(proposal, evidence, seed)
+    generation_s = time.monotonic() - t_gen
+    budget = max(0.0, evidence.time_budget_s) if generated else None
+    # The generated inputs run after the examples, within their own budget: the sandbox's limits grow by it.
+    run_limits = limits if budget is None else dataclasses.replace(
+        limits, wall_s=limits.wall_s + budget, cpu_s=limits.cpu_s + math.ceil(budget))
     pristine = {rel: bytes(data) for rel, data in files.items()}
     static_dir = _copy(work_root, "static", pristine)
     tests_dir = _copy(work_root, "pytest", pristine)
-    accept_dir = work_root / "acceptance"
-    if accept_dir.exists():
-        shutil.rmtree(accept_dir)
-    accept_dir.mkdir(parents=True)
+    accept_dir = _fresh(work_root / "acceptance")
     cache_root = config.mypy_cache_root or (work_root / "mypy-cache")
+    indep_refused = ""
+    if independent is not None and evidence.enabled:
+        scan = _guard("policy", lambda: policy_gate(independent.decode("utf-8", errors="replace"), proposal,
+                                                   config.policy_path))
+        if not scan.ok:
+            indep_refused = f"the independent implementation was refused by the policy ({scan.reason}); not run"
     t0 = time.monotonic()
     tests_done = threading.Event()
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="kavi-gate") as pool:
+
+    def accept_job() -> tuple[GateResult, CaseRun | None]:
+        t_start = time.monotonic()
+        try:
+            return acceptance_run(accept_dir, proposal, skill_bytes, run_limits, tests_done.wait, generated, budget)
+        except Exception as err:  # like _guard, but the run is wanted too
+            return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,
+                              f"the gate itself failed: {type(err).__name__}: {err}", time.monotonic() - t_start), None
+
+    def independent_job() -> CaseRun | None:
+        assert independent is not None
+        indep_dir = _fresh(work_root / "independent")
+        examples = [ex.model_dump(mode="json") for ex in (*proposal.examples, *proposal.holdout_examples)]
+        try:
+            return run_cases(indep_dir, proposal, bytes(independent), examples + generated, run_limits,
+                             must_run=len(examples), budget_s=budget)
+        except Exception:  # a run the forge could not make is no evidence; the verdict says the comparison is off
+            return None
+
+    with ThreadPoolExecutor(max_workers=5, thread_name_prefix="kavi-gate") as pool:
+        fut_indep: Future[CaseRun | None] | None = None
+        if independent is not None and evidence.enabled and not indep_refused and generated:
+            # Not the builder's code: it need not wait for the builder's tests.
+            fut_indep = pool.submit(independent_job)
         fut_tests: Future[tuple[GateResult, GateResult]] = pool.submit(
             pytest_and_coverage, tests_dir, name, limits, config.coverage_min)
         fut_tests.add_done_callback(lambda _f: tests_done.set())
         # Acceptance's sandbox starts now and imports its tools; its job (and so the skill) reaches it only
         # after the builder's tests have finished: nothing they started is alive any more.
-        fut_accept = pool.submit(_guard, "acceptance",
-                                 lambda: acceptance_gate(accept_dir, proposal, skill_bytes, limits, tests_done.wait))
+        fut_accept = pool.submit(accept_job)
         fut_mypy = pool.submit(_guard, "mypy", lambda: mypy_gate(static_dir, skill_rel, cache_root, limits))
         fut_ruff = pool.submit(_guard, "ruff", lambda: ruff_gate(static_dir, [skill_rel, test_rel], limits))
         policy = _guard("policy", lambda: policy_gate(source, proposal, config.policy_path))
@@ -107,11 +175,19 @@ def run_gates(
         except Exception as err:
             pytest_result = GateResult("pytest", Verdict.FAILED, f"the gate itself failed: {err}", 0.0)
             coverage_result = GateResult("coverage", Verdict.OMITTED, "not measured: pytest did not run", 0.0)
-        accept = fut_accept.result()
-        by_gate = {
-            r.gate: r
-            for r in (fut_ruff.result(), fut_mypy.result(), pytest_result, coverage_result, policy, invariants, accept)
-        }
+        accept, accept_run = fut_accept.result()
+        indep_run = fut_indep.result() if fut_indep is not None else None
+    indep: IndependentEvidence | None = None
+    if independent is not None:
+        indep = independent_evidence(proposal, bytes(independent), independent_label, indep_run, indep_refused)
+    differential = _guard(GATE_DIFFERENTIAL, lambda: differential_gate(
+        proposal, evidence, generated, accept_run, indep, seed=seed, generation_note=generation_note,
+        duration_s=generation_s + (accept_run.duration_s if accept_run is not None else 0.0)))
+    by_gate = {
+        r.gate: r
+        for r in (fut_ruff.result(), fut_mypy.result(), pytest_result, coverage_result, policy, invariants, accept,
+                  differential)
+    }
     # ruff and mypy read the same copy: one read tells for both.
     data = read_job_file(static_dir / skill_rel)
     intact = data is not None and hashlib.sha256(data).hexdigest() == digest
@@ -123,4 +199,3 @@ def run_gates(
     results = [by_gate[g] for g in ALL_GATES]
     isolation = dict(pytest_result.details.get("isolation") or {})
     return VerificationOutcome(results, isolation, all(r.ok for r in results), time.monotonic() - t0)
-

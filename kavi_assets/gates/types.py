@@ -12,6 +12,7 @@ GATE_COVERAGE = "coverage"
 GATE_POLICY = "policy"
 GATE_INVARIANTS = "invariants"
 GATE_ACCEPTANCE = "acceptance"
+GATE_DIFFERENTIAL = "differential"
 
 ALL_GATES: tuple[str, ...] = (
     GATE_RUFF,
@@ -21,6 +22,7 @@ ALL_GATES: tuple[str, ...] = (
     GATE_POLICY,
     GATE_INVARIANTS,
     GATE_ACCEPTANCE,
+    GATE_DIFFERENTIAL,
 )
 
 

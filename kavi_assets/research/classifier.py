@@ -11,6 +11,7 @@ from kavi_assets.gates.infra import infrastructure_cause
 from kavi_assets.gates.types import (
     GATE_ACCEPTANCE,
     GATE_COVERAGE,
+    GATE_DIFFERENTIAL,
     GATE_INVARIANTS,
     GATE_MYPY,
     GATE_POLICY,
@@ -32,6 +33,8 @@ _GATE_KIND_ORDER: tuple[tuple[str, FailureKind], ...] = (
     (GATE_PYTEST, FailureKind.VERIFY_TEST),
     (GATE_COVERAGE, FailureKind.VERIFY_COVERAGE),
     (GATE_ACCEPTANCE, FailureKind.VERIFY_ACCEPTANCE),
+    # Generated inputs the skill got wrong: a behavioural failure, like a failed example.
+    (GATE_DIFFERENTIAL, FailureKind.VERIFY_ACCEPTANCE),
 )
 
 _INFRA_KEY = re.compile(r"\d+")  # numbers (sizes, pids) vary between tries of the same infrastructure fault
@@ -80,6 +83,10 @@ def _key_facts(gate: str, result: GateResult) -> list[str]:
             keys.append(f"{gate}:{m.split(' ', 1)[0]}")
         elif gate == GATE_PYTEST:
             keys.append(f"test:{m.split(' ', 1)[0][:120]}")
+    if gate == GATE_DIFFERENTIAL:
+        # The kinds of counterexample, not the generated values (which change with every fix).
+        keys += [f"differential:{c.get('kind')}" for c in result.details.get("counterexamples") or []
+                 if isinstance(c, dict)]
     if not keys:
         keys.append(f"{gate}:{result.reason[:80]}")
     return sorted(set(keys))
@@ -154,6 +161,9 @@ def classify(failure: AttemptFailure) -> Classification:
                 entry["holdout_failed"] = int(result.details.get("holdout_failed", 0))
             if gate in (GATE_POLICY, GATE_INVARIANTS):
                 entry["violations"] = result.details.get("violations", [])
+            if gate == GATE_DIFFERENTIAL:
+                # Generated inputs only (never a holdout): the builder may see them, with both answers.
+                entry["counterexamples"] = list(result.details.get("counterexamples") or [])
             gates[gate] = entry
             keys += _key_facts(gate, result)
         facts = {"stage": "verify", "failed_gates": sorted(failed), "gates": gates}

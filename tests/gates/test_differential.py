@@ -1,0 +1,248 @@
+"""The differential gate, for real (sandboxes and all): a candidate that disagrees with an independent
+implementation on a generated input is not trusted and the counterexample reaches the research facts; an honest
+one that agrees is; nondeterminism, invalid outputs and undeclared exceptions fail without an oracle; an
+independent that fails a holdout is not used and betrays none of it; a hostile independent cannot sway the
+verdict; the gate can be switched off; the run is bounded; every shipped demo skill passes."""
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kavi_assets.gates.acceptance import run_cases
+from kavi_assets.gates.differential import EvidenceConfig
+from kavi_assets.gates.infra import infrastructure_cause
+from kavi_assets.gates.runner import GateConfig, run_gates
+from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
+from kavi_assets.lifecycle import FailureKind, Verdict
+from kavi_assets.proposals.model import Proposal
+from kavi_assets.research.classifier import AttemptFailure, classify
+from kavi_assets.sandbox.runner import Limits
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWERS = ROOT / "examples" / "answers"
+FINAL = {"word_count": "1", "slugify_title": "2", "parse_duration": "2"}  # the recorded answers that pass
+SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
+TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
+EXECUTE_BODY = "        text = input_data.text\n"
+
+
+def _proposal(name: str) -> Proposal:
+    return Proposal.model_validate(yaml.safe_load((ROOT / "examples" / "proposals" / f"{name}.yaml").read_text()))
+
+
+@pytest.fixture(scope="module")
+def word_count() -> Proposal:
+    return _proposal("word_count")
+
+
+def _variant(body: str, *, prelude: str = "") -> str:
+    """The honest word_count answer with extra lines at the top of execute (and at module level)."""
+    assert EXECUTE_BODY in SKILL
+    source = SKILL.replace(EXECUTE_BODY, EXECUTE_BODY + body)
+    return source.replace("\nclass WordCountInput", prelude + "\nclass WordCountInput", 1) if prelude else source
+
+
+def _gates(tmp_path: Path, proposal: Proposal, skill: str, independent: str | None = None,
+           evidence: EvidenceConfig | None = None, tests: str = TESTS) -> dict[str, GateResult]:
+    name = proposal.name
+    files = {f"skills/{name}.py": skill.encode(), f"tests/test_skill_{name}.py": tests.encode()}
+    config = GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy", evidence=evidence or EvidenceConfig())
+    out = run_gates(tmp_path / "gates", proposal, files, config,
+                    independent=independent.encode() if independent is not None else None,
+                    independent_label="recorded-coder-a" if independent is not None else "")
+    return {r.gate: r for r in out.results}
+
+
+def test_a_candidate_that_disagrees_with_the_independent_is_not_trusted(tmp_path: Path, word_count: Proposal) -> None:
+    # Passes both examples and both holdouts, but counts surrounding whitespace out of the characters.
+    wrong = SKILL.replace("characters=len(text)", "characters=len(text.strip())")
+    res = _gates(tmp_path, word_count, wrong, independent=SKILL)
+    assert res["acceptance"].ok, res["acceptance"].reason
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.FAILED, diff.reason
+    d = diff.details
+    assert d["independent"]["used"] and d["independent"]["label"] == "recorded-coder-a"
+    assert 0 < d["agreed"] < d["compared"] and d["agreement_rate"] < 1
+    assert 1 <= len(d["counterexamples"]) <= 5
+    ce = d["counterexamples"][0]
+    assert ce["kind"] == "disagreement"
+    assert ce["candidate"]["characters"] != ce["independent"]["characters"]
+    assert any(json.dumps(ce["input"], ensure_ascii=False, sort_keys=True) in m and "independent implementation" in m
+               for m in diff.messages)
+    # A behavioural failure: it reaches the research facts (and so the next packet) with its messages.
+    assert infrastructure_cause(diff) is None
+    others = [r for g, r in res.items() if g != GATE_DIFFERENTIAL and r.ok]
+    failure = classify(AttemptFailure("verify", "gates failed", gate_results=[*others, diff]))
+    assert failure.kind is FailureKind.VERIFY_ACCEPTANCE
+    facts = failure.facts["gates"][GATE_DIFFERENTIAL]
+    assert facts["messages"] and facts["counterexamples"] == d["counterexamples"][: len(facts["counterexamples"])]
+    assert "differential:disagreement" in failure.key_facts
+
+
+def test_an_honest_candidate_that_agrees_is_trusted(tmp_path: Path, word_count: Proposal) -> None:
+    # A differently written honest implementation as the independent one.
+    other = SKILL.replace("words=len(WORD.findall(text))", "words=len(text.split())")
+    res = _gates(tmp_path, word_count, SKILL, independent=other)
+    assert all(r.ok for r in res.values()), {g: r.reason for g, r in res.items() if not r.ok}
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.PASSED
+    assert diff.details["compared"] == diff.details["agreed"] > 0 and diff.details["agreement_rate"] == 1.0
+    assert diff.details["generated"] == 40 and diff.details["ran"] == 40
+    assert f"{diff.details['compared']} compared, {diff.details['agreed']} agreed (100%)" in diff.reason
+
+
+def test_a_nondeterministic_candidate_fails_without_an_oracle(tmp_path: Path, word_count: Proposal) -> None:
+    # Honest for the four examples, then off by one on every other call.
+    flaky = _variant("        _CALLS[0] += 1\n        text = text + (' ' if _CALLS[0] > 4 and _CALLS[0] % 2 else '')\n",
+                     prelude="_CALLS = [0]\n\n")
+    res = _gates(tmp_path, word_count, flaky)
+    assert res["acceptance"].ok
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.FAILED
+    assert diff.details["determinism_failures"] > 0
+    assert any("different outputs for the same input" in m for m in diff.messages)
+
+
+def test_an_output_that_breaks_the_schema_fails(tmp_path: Path, word_count: Proposal) -> None:
+    bad = SKILL.replace("    characters: int\n", "    characters: int | None\n").replace(
+        "characters=len(text)", "characters=len(text) if len(text) < 25 else None")
+    res = _gates(tmp_path, word_count, bad)
+    assert res["acceptance"].ok
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.FAILED and diff.details["invalid_outputs"] > 0
+    assert any("does not match the output schema" in m and "'characters'" in m for m in diff.messages)
+
+
+def test_an_undeclared_exception_fails_but_a_declared_rejection_does_not(tmp_path: Path,
+                                                                         word_count: Proposal) -> None:
+    crash = _variant("        if len(text) > 25:\n"
+                     "            return WordCountOutput(words=1 // (len(text) - len(text)), lines=0, characters=0)\n")
+    res = _gates(tmp_path / "crash", word_count, crash)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.FAILED and diff.details["exceptions"] > 0
+    assert any("ZeroDivisionError" in m for m in diff.messages)
+    declared = _variant("        if len(text) > 25:\n            raise ValueError('texts this long are refused')\n")
+    res = _gates(tmp_path / "declared", word_count, declared)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.PASSED, diff.messages
+    assert diff.details["outside_domain"] > 0
+
+
+def test_an_independent_that_fails_a_holdout_is_not_used(tmp_path: Path, word_count: Proposal) -> None:
+    failing = (ANSWERS / "word_count" / "1b" / "skill.py").read_text()
+    res = _gates(tmp_path, word_count, SKILL, independent=failing)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.PASSED  # the oracle-free checks alone decide
+    ind = diff.details["independent"]
+    assert not ind["used"]
+    assert ind["reason"].startswith("the independent implementation failed ")
+    assert ind["reason"].endswith(" of 2 holdout example(s); not used")
+    assert diff.details["compared"] == 0 and diff.details["agreement_rate"] is None
+    shown = json.dumps(diff.to_dict(), ensure_ascii=False)
+    for holdout in word_count.holdout_examples:
+        assert json.dumps(holdout.input["text"], ensure_ascii=False)[1:-1] not in shown
+
+
+def test_a_hostile_independent_is_refused_unrun(tmp_path: Path, word_count: Proposal) -> None:
+    hostile = _variant("        open('../acceptance/skills/word_count.py', 'w').write('')\n")
+    res = _gates(tmp_path, word_count, SKILL, independent=hostile)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.PASSED and res["acceptance"].ok
+    assert not diff.details["independent"]["used"]
+    assert diff.details["independent"]["reason"].startswith("the independent implementation was refused by the policy")
+    assert not (tmp_path / "gates" / "independent").exists()
+
+
+FORGED = ("        import json as _j\n"
+          "        for _i in range(3):\n"
+          "            print('\\nKAVI-ACCEPTANCE-RESULT:' + '0' * 32 + ':' + _j.dumps({'result': {'id': _i,"
+          " 'ran': True, 'output': {'words': 99, 'lines': 99, 'characters': 99}}}))\n"
+          "            print('\\nKAVI-ACCEPTANCE-RESULT:' + '0' * 32 + ':' + _j.dumps({'done': 1}))\n")
+
+
+def test_a_hostile_independent_that_passes_the_policy_cannot_sway_the_verdict(tmp_path: Path,
+                                                                             word_count: Proposal) -> None:
+    # It prints forged result lines (claiming outputs a wrong candidate would give) and is itself honest otherwise:
+    # its output goes nowhere and the forge reads only lines with its run's nonce, so the comparison sees the
+    # independent's real answers.
+    wrong = SKILL.replace("characters=len(text)", "characters=len(text.strip())")
+    res = _gates(tmp_path, word_count, wrong, independent=_variant(FORGED))
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.details["independent"]["used"], diff.details["independent"]
+    assert diff.verdict is Verdict.FAILED
+    assert all(ce["independent"]["words"] != 99 for ce in diff.details["counterexamples"])
+
+
+def test_a_hostile_independent_run_cannot_read_or_touch_the_candidate(tmp_path: Path, word_count: Proposal) -> None:
+    # Straight to its sandbox, past the policy: it looks for the candidate's copy and tries to overwrite it.
+    probe = _variant(
+        "        from pathlib import Path as _P\n"
+        "        _seen = [*_P('..').glob('acceptance/skills/*.py'), *_P('../..').glob('*/acceptance/skills/*.py'),"
+        " *_P('..').glob('candidate-marker*'), *_P('../..').glob('*/candidate-marker*')]\n"
+        "        for _p in _P('..').glob('*/skills/word_count.py'):\n"
+        "            try:\n"
+        "                _p.write_text('raise SystemExit(0)\\n')\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "        return WordCountOutput(words=len(_seen), lines=0, characters=0)\n")
+    candidate_dir = tmp_path / "acceptance" / "skills"
+    candidate_dir.mkdir(parents=True)
+    (candidate_dir / "word_count.py").write_text(SKILL)
+    (tmp_path / "candidate-marker.txt").write_text("secret")
+    run = run_cases(tmp_path / "independent", word_count, probe.encode(),
+                    [{"input": {"text": "x"}}], Limits(wall_s=30))
+    assert run.failure is None and run.results[0]["ran"], run
+    assert run.results[0]["output"]["words"] == 0  # nothing of the candidate (or the host's files) was visible
+    assert (candidate_dir / "word_count.py").read_text() == SKILL
+
+
+def test_omitted_with_the_reason_when_switched_off(tmp_path: Path, word_count: Proposal) -> None:
+    off = EvidenceConfig(enabled=False, skipped_reason="switched off at the 'quick' ceremony level")
+    res = _gates(tmp_path, word_count, SKILL, independent=SKILL, evidence=off)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.OMITTED and diff.ok
+    assert diff.reason == "switched off at the 'quick' ceremony level"
+    assert not (tmp_path / "gates" / "independent").exists()
+
+
+def test_the_run_is_bounded_by_the_time_budget(tmp_path: Path, word_count: Proposal) -> None:
+    # Slow on every input beyond the examples' sizes, and endless on long ones: the budget stops the generated
+    # inputs, acceptance still judges every example, and the gate reports what it finished.
+    slow = _variant("        _n = 0\n"
+                    "        while len(text) > 2 and (_n < 3_000_000 or len(text) > 30):\n"
+                    "            _n += 1\n")
+    budget = 2.0
+    t0 = time.monotonic()
+    res = _gates(tmp_path, word_count, slow, evidence=EvidenceConfig(time_budget_s=budget, max_cases=40))
+    elapsed = time.monotonic() - t0
+    assert res["acceptance"].ok, res["acceptance"].reason
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.details["budget_exhausted"] is True
+    assert diff.details["ran"] < diff.details["generated"] == 40
+    assert "the time budget stopped the run" in diff.reason
+    assert elapsed < 40, elapsed
+
+
+def _demo_files(name: str) -> tuple[Proposal, dict[str, bytes]]:
+    answer = ANSWERS / name / FINAL.get(name, "1")
+    return _proposal(name), {f"skills/{name}.py": (answer / "skill.py").read_bytes(),
+                             f"tests/test_skill_{name}.py": (answer / "test.py").read_bytes()}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "examples" / "proposals").glob("*.yaml")))
+def test_every_demo_skill_passes_with_and_without_an_independent(tmp_path: Path, name: str) -> None:
+    proposal, files = _demo_files(name)
+    skill = files[f"skills/{name}.py"].decode()
+    for label, independent in (("alone", None), ("with", skill)):
+        res = _gates(tmp_path / label, proposal, skill, independent=independent,
+                     tests=files[f"tests/test_skill_{name}.py"].decode())
+        failed: dict[str, Any] = {g: (r.reason, r.messages[:3]) for g, r in res.items() if not r.ok}
+        assert not failed, (label, failed)
+        diff = res[GATE_DIFFERENTIAL]
+        assert diff.verdict is Verdict.PASSED and diff.details["ran"] == diff.details["generated"] > 0
+        if independent is not None:
+            assert diff.details["independent"]["used"]
