@@ -26,7 +26,7 @@ class HoldoutError(ProposalError):
 @dataclass(frozen=True)
 class Counterexample:
     number: int  # 1-based, as the report lists them
-    input: dict[str, Any]
+    input: dict[str, Any] | None  # None when the report holds it truncated
     candidate: Any
     independent: Any
     kind: str
@@ -132,8 +132,9 @@ def counterexamples(ctx: ForgeContext, name: str) -> list[Counterexample]:
         if result["gate"] != GATE_DIFFERENTIAL:
             continue
         found = result["details"].get("counterexamples") or []
-        return [Counterexample(i, dict(c.get("input") or {}), c.get("candidate"), c.get("independent"),
-                               str(c.get("kind", "")), build.build_id)
+        # An input too long for the report is kept there as truncated JSON text, not as the input itself.
+        return [Counterexample(i, c.get("input") if isinstance(c.get("input"), dict) else None, c.get("candidate"),
+                               c.get("independent"), str(c.get("kind", "")), build.build_id)
                 for i, c in enumerate(found, 1) if isinstance(c, dict)]
     return []
 
@@ -145,7 +146,11 @@ def counterexample_input(ctx: ForgeContext, name: str, number: int) -> dict[str,
     if not 1 <= number <= len(found):
         raise HoldoutError(f"{name}: counterexample {number} does not exist; the latest verification has "
                            f"{len(found)} (1 to {len(found)})")
-    return found[number - 1].input
+    chosen = found[number - 1].input
+    if chosen is None:
+        raise HoldoutError(f"{name}: counterexample {number}'s input is too long to be kept whole in the report; "
+                           "give it with --input JSON")
+    return chosen
 
 
 def add_holdout(ctx: ForgeContext, name: str, input_data: dict[str, Any], expected: dict[str, Any], by: str
