@@ -57,7 +57,7 @@ def ceremony_for(proposal: Proposal) -> Ceremony:
     else:
         level = CeremonyLevel.STANDARD
         bound = f"{LOW_MAX + 1}..{STRICT_MIN - 1}"
-    return Ceremony(level, scale, score, f"complexity {score:.2f} is {scale}/10 ({bound}: {level.value})")
+    return Ceremony(level, scale, score, f"complexity {score:.2f} → {scale}/10; {level.value} is {bound}")
 
 
 def parse_levels(raw: str | None) -> tuple[CeremonyLevel, ...]:

@@ -11,10 +11,10 @@ from kavi_assets.skills.base import BaseSkill, SideEffectClass
 LIST_ITEM = re.compile(r"\s*(?:[-*+]|[0-9]+[.)])\s+")
 HEADING_LINE = re.compile(r"\s*#{1,6}\s")
 TERM = re.compile(r"[a-z0-9]+")
-COMMON = frozenset(
-    "a an and are as at be but by for from has have i in is it its of on or that the this to was were what which "
-    "with you".split()
-)
+COMMON = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "i", "in", "is",
+    "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "which", "with", "you",
+})
 
 
 class SummarizeNoteInput(BaseModel):
