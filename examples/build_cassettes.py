@@ -55,8 +55,8 @@ PLAN: dict[str, list[dict[str, Any]]] = {
 # in different code, answered for a request of kind "independent" by whichever model is not the build's.
 INDEPENDENT: dict[str, str] = {
     name: f"{name}/independent"
-    for name in ("word_count", "create_daily_note", "http_get_json", "read_notes_by_tag", "search_notes",
-                 "summarize_note", "write_note")
+    for name in ("word_count", "slugify_title", "parse_duration", "create_daily_note", "http_get_json",
+                 "read_notes_by_tag", "search_notes", "summarize_note", "write_note")
 }
 
 

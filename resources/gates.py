@@ -54,7 +54,7 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     evidence_levels: list[str] = Field(
         default_factory=list,
         description="ceremony levels (low, standard, strict) at which generated inputs and an independent "
-                    "implementation check a build; empty: KAVI_EVIDENCE_LEVELS, else standard and strict",
+                    "implementation check a build; empty: KAVI_EVIDENCE_LEVELS, else every level",
     )
     evidence_max_cases: int = Field(default=0, description="generated inputs per build; 0: KAVI_EVIDENCE_MAX_CASES "
                                                            "or 40")

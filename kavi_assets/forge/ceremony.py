@@ -2,7 +2,13 @@
 
 The complexity score (kavi_assets.routing.complexity, 0..1) is mapped to a 1..10 scale a person can reason about:
 low ≤ 2, standard 3..7, strict ≥ 8. The generated-input evidence (an independent implementation and oracle-free
-checks on generated inputs) runs at the levels named by KAVI_EVIDENCE_LEVELS, by default standard and strict.
+checks on generated inputs) runs at the levels named by KAVI_EVIDENCE_LEVELS: by default at every level.
+
+Why every level by default: complexity says how hard a skill is to build, not how likely a plausible wrong build is
+to pass its few holdouts. Measured on the shipped proposals, 4 of the 10 demo proposals are low (scale 1-2, none is
+strict: the highest is 6), and so are 103 of 164 HumanEval and 426 of 427 MBPP problems as the dataset benchmark
+proposes them — the very material on which wrong solutions were trusted. Leaving low out by default would skip
+the evidence on most of it. A person who wants less ceremony for trivial skills sets standard,strict.
 """
 
 import math
@@ -25,7 +31,7 @@ class CeremonyLevel(StrEnum):
     STRICT = "strict"
 
 
-DEFAULT_EVIDENCE_LEVELS: tuple[CeremonyLevel, ...] = (CeremonyLevel.STANDARD, CeremonyLevel.STRICT)
+DEFAULT_EVIDENCE_LEVELS: tuple[CeremonyLevel, ...] = (CeremonyLevel.LOW, CeremonyLevel.STANDARD, CeremonyLevel.STRICT)
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ def ceremony_for(proposal: Proposal) -> Ceremony:
 
 def parse_levels(raw: str | None) -> tuple[CeremonyLevel, ...]:
     """KAVI_EVIDENCE_LEVELS: comma-separated levels (low, standard, strict), `all`, or `none`; unset or empty is the
-    default (standard, strict). An unknown entry is a ConfigError naming it."""
+    default (every level). An unknown entry is a ConfigError naming it."""
     text = (raw or "").strip().lower()
     if not text:
         return DEFAULT_EVIDENCE_LEVELS

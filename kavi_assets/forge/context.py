@@ -26,7 +26,7 @@ class ForgeSettings:
     advice_timeout_s: float = 20.0
     # The ceremony levels (low, standard, strict) at which the generated-input evidence runs after the deterministic
     # gates: oracle-free checks and the comparison with an independent implementation by a second model.
-    evidence_levels: tuple[str, ...] = ("standard", "strict")
+    evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
     evidence_max_cases: int = 40
     evidence_time_budget_s: float = 15.0
 

@@ -280,7 +280,8 @@ def test_ceremony_levels_and_their_setting() -> None:
     assert [scale_of(s) for s in (0.0, 0.05, 0.1, 0.11, 0.5, 0.79, 0.81, 1.0)] == [1, 1, 1, 2, 5, 8, 9, 10]
     levels = {p.stem: ceremony_for(load_proposal(p)).level for p in EXAMPLES.glob("*.yaml")}
     assert levels["word_count"] is CeremonyLevel.LOW and levels["write_note"] is CeremonyLevel.STANDARD
-    assert parse_levels(None) == (CeremonyLevel.STANDARD, CeremonyLevel.STRICT)
+    assert ForgeSettings().evidence_levels == ALL_LEVELS
+    assert parse_levels(None) == tuple(CeremonyLevel) == parse_levels("")
     assert parse_levels("none") == () and parse_levels("all") == tuple(CeremonyLevel)
     assert parse_levels("strict, low") == (CeremonyLevel.STRICT, CeremonyLevel.LOW)
     with pytest.raises(ConfigError, match="KAVI_EVIDENCE_LEVELS entry 'sometimes'"):
@@ -290,3 +291,22 @@ def test_ceremony_levels_and_their_setting() -> None:
     assert not runs and "none" in why
     res = GateRunnerResource(evidence_levels=["low"])
     assert res.settings().evidence_levels == ("low",)
+
+
+def test_shipped_independent_answers_pass_the_policy_of_their_proposal() -> None:
+    """Each recorded independent answer is usable evidence: one file, its skill's path, within its class."""
+    from kavi_assets.gates.static import policy_gate
+    from kavi_assets.llm.answer import parse_independent_answer
+    from kavi_assets.llm.recorded import default_cassette_dir, load_cassettes
+
+    index = load_cassettes(default_cassette_dir())
+    found = 0
+    for skill, interactions in index.by_skill.items():
+        for it in interactions:
+            if it.kind != "independent":
+                continue
+            found += 1
+            source = parse_independent_answer(it.content(), skill)
+            result = policy_gate(source, load_proposal(EXAMPLES / f"{skill}.yaml"), None)
+            assert result.ok, (skill, result.messages)
+    assert found >= 9
