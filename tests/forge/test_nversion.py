@@ -131,6 +131,8 @@ def test_disagreeing_candidate_is_not_trusted_and_the_counterexample_reaches_not
     assert any(c["input"] == {"n": 0} for c in cases), cases
     assert out.evidence["independent"]["used"] and out.evidence["generated"] > 0
     assert out.evidence["agreement_rate"] < 1.0
+    shown = pipeline.evidence_markdown(out.evidence)  # what the verification_report asset's metadata shows
+    assert "counterexample 1: input" in shown and "generated inputs" in shown
     with pytest.raises(pipeline.PromotionRefused):
         pipeline.promotable_build(ctx, "sign_of")
     note = pipeline.research(ctx, "sign_of", out)
@@ -153,6 +155,8 @@ def test_honest_candidate_that_agrees_is_trusted_and_the_independent_is_another_
     ev = out.evidence
     assert ev["ran"] and ev["agreement_rate"] == 1.0 and ev["counterexamples"] == []
     assert ev["ceremony"]["level"] == "low" and ev["independent"]["used"]
+    assert "agreement 100%" in pipeline.evidence_markdown(ev) and "independent implementation by" in \
+        pipeline.evidence_markdown(ev)
     build = ctx.records.latest_build("sign_of")
     assert build is not None
     rows = ctx.records.independents("sign_of")
