@@ -13,7 +13,7 @@ import math
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,9 @@ def job_case(case_id: int, case: dict[str, Any]) -> dict[str, Any]:
             "http_responses": case.get("http_responses") or {}, "secrets": case.get("secrets") or {}}
 
 
-def _job(proposal: Proposal, skill_rel: str, digest: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
+def _job(proposal: Proposal, skill_rel: str, digest: str,
+         cases: Sequence[dict[str, Any] | tuple[str, bool, dict[str, Any]]]) -> dict[str, Any]:
+    """The job for `cases`: case dicts, or the (label, holdout, example) triples of `_cases` (labels dropped)."""
     return {
         "skill_name": proposal.name,
         "skill_file": skill_rel,
@@ -61,7 +63,7 @@ def _job(proposal: Proposal, skill_rel: str, digest: str, cases: list[dict[str, 
         "side_effect_class": proposal.side_effect_class.value,
         "declared_secrets": list(proposal.required_secrets),
         # No label, no holdout flag, no expected output: only what the skill needs to run.
-        "cases": [job_case(i, c) for i, c in enumerate(cases)],
+        "cases": [job_case(i, c[2] if isinstance(c, tuple) else c) for i, c in enumerate(cases)],
     }
 
 
