@@ -408,7 +408,14 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     runs, why = evidence_decision(ceremony, ctx.settings.evidence_levels)
     independent: IndependentOutcome | None = None
     if runs:
-        independent = obtain_independent(ctx, name, build, proposal, spec_sha256)
+        try:
+            independent = obtain_independent(ctx, name, build, proposal, spec_sha256)
+        except OSError as err:
+            if not is_infra_oserror(err):
+                raise
+            # The forge's own store failed (full disk...): the comparison is omitted, the build is judged without it.
+            why_not = f"the forge could not store the independent answer: {describe_oserror(err)}"
+            independent = IndependentOutcome(None, None, None, "omitted", why_not)
     evidence_config = EvidenceConfig(enabled=runs, skipped_reason="" if runs else why,
                                      max_cases=ctx.settings.evidence_max_cases,
                                      time_budget_s=ctx.settings.evidence_time_budget_s)

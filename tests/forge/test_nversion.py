@@ -314,3 +314,17 @@ def test_shipped_independent_answers_pass_the_policy_of_their_proposal() -> None
             result = policy_gate(source, load_proposal(EXAMPLES / f"{skill}.yaml"), None)
             assert result.ok, (skill, result.messages)
     assert found >= 9
+
+
+def test_an_independent_that_fails_a_new_holdout_is_discarded(kavi_home: KaviHome, tmp_path: Path) -> None:
+    ctx = _ctx(kavi_home, _cassettes(tmp_path, WRONG), TWO)
+    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    first = _attempt(ctx)
+    assert not first.passed
+    pipeline.research(ctx, "sign_of", first)
+    # The person settles the counterexample the other way: zero counts as positive here.
+    add_holdout(ctx, "sign_of", {"n": 0}, {"sign": 1}, "ada")
+    second = _attempt(ctx)
+    ind = second.evidence["independent"]
+    assert not ind["used"] and "holdout" in ind["not_used_because"]
+    assert second.passed, [(r.gate, r.reason) for r in second.results if not r.ok]
