@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from kavi_assets.cli.main import app
 from kavi_assets.config import ConfigError, config_problems
 from kavi_assets.forge import pipeline
 from kavi_assets.forge.ceremony import CeremonyLevel, ceremony_for, evidence_decision, parse_levels, scale_of
@@ -269,9 +271,18 @@ def test_a_new_holdout_invalidates_the_cached_independent(kavi_home: KaviHome, t
     before = len(rows)
     number = next(c.number for c in counterexamples(ctx, "sign_of") if c.input == {"n": 0})
     assert counterexample_input(ctx, "sign_of", number) == {"n": 0}
-    proposal, revision = add_holdout(ctx, "sign_of", {"n": 0}, {"sign": 0}, "ada")
-    assert revision.revision == 2 and proposal.holdout_examples[-1].input == {"n": 0}
+    listing = CliRunner().invoke(app, ["holdout", "list", "sign_of"])
+    assert listing.exit_code == 0 and f"  {number}. input {{\"n\": 0}}: candidate" in listing.output
+    added = CliRunner().invoke(app, ["holdout", "add", "sign_of", "--counterexample", str(number), "--expected",
+                                     '{"sign": 0}', "--by", "ada"])
+    assert added.exit_code == 0, added.output
+    row = ctx.records.require_proposal("sign_of")
+    assert row.revision == 2 and row.proposal.holdout_examples[-1].input == {"n": 0}
+    assert row.proposal.holdout_examples[-1].expected == {"sign": 0}
     assert ctx.records.revisions("sign_of")[-1].actor == "ada"
+    missing = CliRunner().invoke(app, ["holdout", "add", "sign_of", "--counterexample", "99", "--expected",
+                                       '{"sign": 0}', "--by", "ada"])
+    assert missing.exit_code == 2 and "counterexample 99 does not exist" in missing.output
     third = _attempt(ctx)
     rows = ctx.records.independents("sign_of")
     assert len(rows) == before + 1 and rows[-1].spec_sha256 != rows[0].spec_sha256  # the new spec asked again
