@@ -4,8 +4,16 @@
 The dataset's own test calls become examples (shown to the builder) and holdout examples (run by the acceptance
 gate only); their expected outputs are computed by running the reference solution once, in a subprocess.
 
+Mutants are the plausible wrong solutions the literal holdouts do not catch: each is right on some of the
+dataset's test calls and wrong on others, and its proposal (DIR/mutant-proposals/) holds as examples and holdouts
+only the calls it gets right; the calls it gets wrong stay with the dataset, the judge of "wrong".
+
+Every cassette also answers the forge's request for an independent implementation (kind `independent`, from a
+model that is not the builder) with the reference solution: the dataset's authors as the honest second model.
+
 Run: python benchmarks/datasets.py --out DIR [--dataset humaneval|mbpp|both] [--limit N]
-It writes DIR/proposals/*.json, DIR/cassettes/*.yaml (reference answers) and DIR/mutant-cassettes/*.yaml.
+It writes DIR/proposals/*.json, DIR/cassettes/*.yaml (reference answers), DIR/mutant-proposals/*.json and
+DIR/mutant-cassettes/*.yaml.
 """
 
 import argparse
@@ -28,7 +36,9 @@ import yaml
 
 # The shared datasets beside the project's checkout, or wherever KAVI_DATASETS points.
 DATASETS = Path(os.environ.get("KAVI_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
-MODEL = "recorded-coder-a"
+# The recorded models the cassettes name: either may build; the other then answers for the independent
+# implementation.
+MODELS = ["recorded-coder-a", "recorded-coder-b"]
 
 
 @dataclass
@@ -440,14 +450,17 @@ def _literal(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
-def _cassette(name: str, skill: str, test: str) -> str:
+def _cassette(name: str, skill: str, test: str, independent: str) -> str:
     class Dumper(yaml.SafeDumper):
         pass
 
     Dumper.add_representer(str, _literal)
-    doc = {"skill": name, "models": [MODEL], "interactions": [{
-        "kind": "build", "attempt": "*", "model": "*", "latency_ms": 0,
-        "files": {f"skills/{name}.py": skill, f"tests/test_skill_{name}.py": test}}]}
+    doc = {"skill": name, "models": MODELS, "interactions": [
+        {"kind": "build", "attempt": "*", "model": "*", "latency_ms": 0,
+         "files": {f"skills/{name}.py": skill, f"tests/test_skill_{name}.py": test}},
+        {"kind": "independent", "attempt": "*", "model": "*", "latency_ms": 0,
+         "files": {f"skills/{name}.py": independent}},
+    ]}
     return "# Recorded model cassette: replayed completions, not a live model (generated from a dataset).\n" + \
         yaml.dump(doc, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=120)
 
@@ -495,7 +508,7 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
     (out / "proposals" / f"{p.name}.json").write_text(json.dumps(proposal, indent=1))
     (out / "cassettes").mkdir(exist_ok=True)
     (out / "cassettes" / f"{p.name}.yaml").write_text(
-        _cassette(p.name, ref_skill, _tidy(wrap_test(p, shown), tmp)))
+        _cassette(p.name, ref_skill, _tidy(wrap_test(p, shown), tmp), ref_skill))
     mutant_kind = None
     candidates: list[tuple[str, str]] = []
     for kind, mutated in mutants(p.solution)[:60]:
@@ -503,37 +516,39 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
             candidates.append((kind, wrap_skill(p, mutated, set_result)))
         except SyntaxError:
             continue
-    runs: list[list[dict[str, Any]] | None] = []
-    for i in range(0, len(candidates), 12):  # in batches: most problems find a subtle mutant in the first
-        runs += run_wrapped_many([m for _, m in candidates[i:i + 12]], [a for a, _ in cases], tmp)
-        if any(r is not None and 0 < sum(1 for (a, e), x in zip(cases, r, strict=True)
-                                          if x["ok"] and x["value"] == e and (a, e) in shown) < len(cases)
-               for r in runs):
-            break
-    candidates = candidates[: len(runs)]
-    # Prefer a subtle mutant (right on some of the cases, its tests among them); else a plainly wrong one whose
-    # tests assert its own (wrong) outputs, as a wrong model's tests would.
+
+    def right_on(m_res: list[dict[str, Any]]) -> list[tuple[list[Any], Any]]:
+        return [(a, e) for (a, e), r in zip(cases, m_res, strict=True) if r["ok"] and r["value"] == e]
+
+    # A useful mutant is right on some of the dataset's calls and wrong on others. Among those, the most
+    # plausible is right on the most calls (the smallest visible fault).
     chosen: tuple[str, str, list[tuple[list[Any], Any]]] | None = None
-    for (kind, m_skill), m_res in zip(candidates, runs, strict=True):
-        if m_res is None:
-            continue
-        agree = [(a, e) for (a, e), r in zip(cases, m_res, strict=True) if r["ok"] and r["value"] == e]
-        if len(agree) == len(cases):
-            continue  # equivalent on every test input: not a useful mutant
-        own = [c for c in agree if c in shown] or agree[:1]
-        if own:
-            chosen = (kind, m_skill, own)
+    for i in range(0, len(candidates), 12):  # in batches: most problems find a subtle mutant in the first
+        batch = candidates[i:i + 12]
+        for (kind, m_skill), m_res in zip(batch, run_wrapped_many([m for _, m in batch], [a for a, _ in cases], tmp),
+                                          strict=True):
+            if m_res is None:
+                continue
+            right = right_on(m_res)
+            if 0 < len(right) < len(cases) and (chosen is None or len(right) > len(chosen[2])):
+                chosen = (kind, m_skill, right)
+        if chosen is not None and len(chosen[2]) == len(cases) - 1:
             break
-        if chosen is None:
-            mine = [(a, r["value"]) for (a, _), r in zip(cases, m_res, strict=True) if r["ok"] and (a, _) in shown]
-            if mine:
-                chosen = (kind, m_skill, mine)
     if chosen is not None:
-        kind, m_skill, own = chosen
+        kind, m_skill, right = chosen
         m_skill = _tidy(m_skill, tmp)
+        # The mutant's proposal: its examples and holdouts are the calls it gets right (so no literal holdout
+        # catches it); the builder's tests cover the examples, as a wrong model's own tests would.
+        m_cut = (len(right) + 1) // 2
+        m_shown, m_hidden = right[:m_cut], right[m_cut:]
+        m_proposal = {**proposal,
+                      "examples": [{"input": {"args": a}, "expected": {"result": e}} for a, e in m_shown],
+                      "holdout_examples": [{"input": {"args": a}, "expected": {"result": e}} for a, e in m_hidden]}
+        (out / "mutant-proposals").mkdir(exist_ok=True)
+        (out / "mutant-proposals" / f"{p.name}.json").write_text(json.dumps(m_proposal, indent=1))
         (out / "mutant-cassettes").mkdir(exist_ok=True)
         (out / "mutant-cassettes" / f"{p.name}.yaml").write_text(
-            _cassette(p.name, m_skill, _tidy(wrap_test(p, own), tmp)))
+            _cassette(p.name, m_skill, _tidy(wrap_test(p, m_shown), tmp), ref_skill))
         mutant_kind = kind
     return Built(p, proposal, ref_skill, mutant_kind), ""
 

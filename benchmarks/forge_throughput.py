@@ -1,6 +1,11 @@
 """Forge N dataset problems through the Dagster pipeline on the recorded model and print throughput, time per
 proposal and per gate, and two correctness figures: reference solutions TRUSTED, mutants rejected.
 
+The mutants are plausible wrong solutions the literal holdouts do not catch (see datasets.py): each one's proposal
+holds only the dataset calls it gets right. The independent implementation the forge asks a second model for is
+answered with the dataset's reference solution. The last line is the verdict:
+`verdicts: mutants rejected X/Y, references accepted R/S`.
+
 Run: python benchmarks/forge_throughput.py [--dataset humaneval|mbpp|both] [--limit 50|0 for all]
                                           [--workers 2] [--data DIR (reuse a datasets.py output)]
 The recorded model replays with KAVI_RECORDED_SPEED=0 (no replayed latency): the figures are the forge's own.
@@ -43,7 +48,7 @@ def _worker(args: tuple[str, str, str, list[str], bool]) -> list[tuple[str, floa
     return out
 
 
-def forge_all(data: Path, cassettes: Path, names: list[str], workers: int) -> tuple[Path, float, list[float]]:
+def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int) -> tuple[Path, float, list[float]]:
     root = Path(tempfile.mkdtemp(prefix="kavi-throughput-"))
     home, dagster_home = root / "home", root / "dagster"
     dagster_home.mkdir(parents=True)
@@ -58,7 +63,7 @@ def forge_all(data: Path, cassettes: Path, names: list[str], workers: int) -> tu
     ensure_dagster_home(h)
     ctx = ForgeContext.open(h, lambda: None)  # type: ignore[arg-type, return-value]
     for n in names:
-        intake(ctx, load_proposal(data / "proposals" / f"{n}.json"), None)
+        intake(ctx, load_proposal(proposals / f"{n}.json"), None)
         add_partition(n)
     # Interleaved slices: each worker gets a similar mix of problems.
     slices = [names[i::workers] for i in range(workers)]
@@ -184,14 +189,15 @@ def main() -> None:
     print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
           f"load average before: {load_before[0]:.2f}")
     print(f"forging {len(names)} reference answers with {args.workers} worker process(es) ...")
-    home, wall, per = forge_all(data, data / "cassettes", names, args.workers)
+    home, wall, per = forge_all(data / "proposals", data / "cassettes", names, args.workers)
     status, gates, verify_s = summarize(home)
     trusted = [n for n in names if status.get(n, {}).get("status") == "TRUSTED"]
     mutant_names = [] if args.skip_mutants else sorted(p.stem for p in (data / "mutant-cassettes").glob("*.yaml"))
     m_wall, m_status = 0.0, {}
     if mutant_names:
         print(f"forging {len(mutant_names)} mutants ...")
-        m_home, m_wall, _ = forge_all(data, data / "mutant-cassettes", mutant_names, args.workers)
+        m_home, m_wall, _ = forge_all(data / "mutant-proposals", data / "mutant-cassettes", mutant_names,
+                                      args.workers)
         m_status, _, _ = summarize(m_home)
     rejected = [n for n in mutant_names if m_status.get(n, {}).get("status") not in ("TRUSTED", "VERIFIED")]
     caught_by: Counter[str] = Counter()
@@ -199,8 +205,12 @@ def main() -> None:
     for n in rejected:
         failed_gates = sorted({g for _, g, _ in m_status[n].get("failures", []) if g})
         caught_by.update(failed_gates)
-        behavioural = [g for g in failed_gates if g in ("acceptance", "pytest")]
-        how_caught["by behaviour (acceptance/pytest)" if behavioural else "by other gates only"] += 1
+        if "differential" in failed_gates:
+            how_caught["by the generated inputs / independent implementation (differential)"] += 1
+        elif any(g in ("acceptance", "pytest") for g in failed_gates):
+            how_caught["by behaviour on the literal examples (acceptance/pytest)"] += 1
+        else:
+            how_caught["by other gates only"] += 1
     load_after = os.getloadavg()
 
     def share(part: int, whole: int) -> str:
@@ -237,9 +247,12 @@ def main() -> None:
             print(f"  {n}: {st.get('status')}: " + "; ".join(dict.fromkeys(reasons)))
     escaped = [n for n in mutant_names if n not in rejected]
     if escaped:
-        print("\nmutants NOT rejected (the dataset's tests did not tell them apart, or a gate missed them):")
+        print("\nmutants NOT rejected (right on every example and holdout, wrong on the dataset's other calls):")
         for n in escaped:
             print(f"  {n}")
+    print()
+    print(f"verdicts: mutants rejected {len(rejected)}/{len(mutant_names)}, "
+          f"references accepted {len(trusted)}/{len(names)}")
 
 
 if __name__ == "__main__":
