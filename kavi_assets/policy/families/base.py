@@ -13,7 +13,7 @@ from typing import Any
 
 from kavi_assets.gates.types import Violation
 from kavi_assets.policy.bindings import Bindings
-from kavi_assets.policy.capabilities import attribute_capability
+from kavi_assets.policy.capabilities import attribute_refusal
 from kavi_assets.policy.policy import Policy
 from kavi_assets.skills.base import SideEffectClass
 
@@ -28,7 +28,6 @@ ALIAS_KEYWORDS = ("alias", "validation_alias", "serialization_alias")
 PROPERTY_PARTS = ("setter", "getter", "deleter")
 BUILTIN_GENERICS = frozenset({"list", "dict", "set", "frozenset", "tuple", "type"})
 TYPING_MODULES = frozenset({"typing", "typing_extensions", "types", "collections.abc", "_collections_abc", "abc"})
-BLOCKED_PYDANTIC = ("v1", "deprecated")
 MAX_BITS = 4096  # largest integer import-time arithmetic may produce
 MAX_REPEAT = 1_000_000  # largest sequence repetition at import time
 MAX_STRING_DEPTH = 4  # strings inside string annotations inside ...
@@ -75,6 +74,22 @@ class ScannerBase(ast.NodeVisitor):
         self._seen: set[tuple[str, int, int]] = set()
         self._handle_ok: set[int] = set()  # ids of `self.<handle>` nodes already checked as direct method calls
         self._modules: dict[str, ModuleType | None] = {}
+        self._importable: dict[str, bool] = {}
+        # The import statements that bind each name: a refused use of a mixed module is reported there too.
+        self.import_sites: dict[str, list[ast.stmt]] = {}
+        imported_modules: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.import_sites.setdefault(alias.asname or alias.name.split(".")[0], []).append(node)
+                    imported_modules.add(alias.name)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported_modules.add(node.module)
+                for alias in node.names:
+                    self.import_sites.setdefault(alias.asname or alias.name, []).append(node)
+                    imported_modules.add(f"{node.module}.{alias.name}")
+        # Attribute names refused because a module the skill imports returns values that carry them.
+        self.object_refusals = policy.object_refusals({m for m in imported_modules if policy.module_entry(m)})
         self._string_anchor: ast.AST = tree  # where a finding inside a string annotation is reported
         # Names bound to a module (or a name something else imports), including plain copies (`t = typing`).
         self.aliases: dict[str, str] = {}
@@ -108,7 +123,11 @@ class ScannerBase(ast.NodeVisitor):
                             changed = True
 
     # -- reporting -----------------------------------------------------------------------------
-    def report(self, node: ast.AST, rule: str, why: str, capability: str = "") -> None:
+    def report(self, node: ast.AST, rule: str, why: str, capability: str = "", instead: str = "") -> None:
+        """One finding. Its message names the allowed way: `instead`, or the policy's alternative for the rule."""
+        instead = instead or self.policy.alternative(rule)
+        if instead:
+            why = f"{why}; instead: {instead}"
         line = getattr(node, "lineno", 0)
         col = getattr(node, "col_offset", 0)
         key = (rule, line, col)
@@ -120,14 +139,10 @@ class ScannerBase(ast.NodeVisitor):
 
     # -- modules -------------------------------------------------------------------------------
     def _import_allowed(self, module: str) -> bool:
-        if module in self.allowed_imports:
-            return True
-        # `collections.abc` is listed on its own; `os.path` is not allowed because `os` is not. pydantic's public
-        # submodules come with pydantic, but not its v1 compatibility layer (BaseSettings reads the environment,
-        # parse_file reads paths) nor private modules.
-        parts = module.split(".")
-        return (len(parts) > 1 and parts[0] == "pydantic" and "pydantic" in self.allowed_imports
-                and parts[1] not in BLOCKED_PYDANTIC and not any(p.startswith("_") for p in parts))
+        """The capability map calls `module` pure or mixed and the policy's imports name it (or its package)."""
+        if module not in self._importable:
+            self._importable[module] = self.policy.importable(module, self.side_effect.value)
+        return self._importable[module]
 
     def _module(self, name: str) -> ModuleType | None:
         """An allowed module, imported in the scanner's process (allowed modules are safe to import)."""
@@ -197,7 +212,7 @@ class ScannerBase(ast.NodeVisitor):
         if name in HANDLE_ROOTS:
             return f"the {name} handle, which must be used as self.{name}.<method>(...)"
         if name in self.policy.denied_attributes:
-            return f"{name!r} ({attribute_capability(name)[1]})"
+            return f"{name!r} ({attribute_refusal(self.policy, name).reason})"
         if name in FORMAT_METHODS:
             return f"{name!r}, whose template could not be checked"
         return None

@@ -1,8 +1,17 @@
-"""Import time: what runs when the module is imported (module level, class bodies, decorators, defaults)."""
+"""Import time: what runs when the module is imported (module level, class bodies, decorators, defaults).
+
+Import-time code is dangerous only when it reaches a capability, or runs unbounded: the runtime hashes a skill's
+bytes before it imports them, and every function body is scanned for capabilities wherever it runs. What stays
+refused is what the scan cannot bound or check: calls to anything but the policy's `import_time_calls` (pure
+constructors and functions), methods other than `import_time_methods` on plain values, calls to functions and
+classes the module defines (their bodies may loop forever, and `kavi run` / `kavi list` import a trusted skill in
+the forge's own process without a time limit), decorators that run code, metaclasses and class hooks, and
+arithmetic, repetition, ranges and comprehensions whose size is not bounded by constants.
+"""
 
 import ast
 
-from kavi_assets.policy.families.base import MAX_BITS, MAX_REPEAT, PROPERTY_PARTS, dotted_name
+from kavi_assets.policy.families.base import MAX_BITS, MAX_REPEAT, PROPERTY_PARTS, dotted_name, root_of
 from kavi_assets.policy.families.names import NameRules
 
 
@@ -51,13 +60,14 @@ def bounded(expr: ast.AST) -> int | None:
     return result
 
 
-
 class ImportTimeRules(NameRules):
     # -- import-time side effects --------------------------------------------------------------
     def _import_time_call_ok(self, call: ast.Call) -> bool:
         full = self._resolve(call.func)
         if full is None:
-            return False
+            func = call.func
+            return (isinstance(func, ast.Attribute) and func.attr in self.policy.import_time_methods
+                    and self._plain(func.value, frozenset()))
         entries = self.policy.import_time_calls
         if "." not in full:
             return full in entries and self.b.unbound(full, call)
@@ -66,14 +76,128 @@ class ImportTimeRules(NameRules):
         module, _, last = full.rpartition(".")
         return last in entries and self._import_allowed(module)
 
+    def _plain(self, expr: ast.AST, seen: frozenset[str]) -> bool:
+        """A value built only from literals and pure calls, so its methods are those of builtin types (never a
+        method the module defines, which an enum member or an instance could carry)."""
+        if isinstance(expr, ast.Constant | ast.JoinedStr):
+            return True
+        if isinstance(expr, ast.List | ast.Tuple | ast.Set):
+            return all(self._plain(e, seen) for e in expr.elts)
+        if isinstance(expr, ast.Dict):
+            return all(k is not None and self._plain(k, seen) for k in expr.keys) \
+                and all(self._plain(v, seen) for v in expr.values)
+        if isinstance(expr, ast.Call):
+            return self._resolve(expr.func) is not None and self._import_time_call_ok(expr)
+        if isinstance(expr, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            return self._plain(expr.elt, seen | self._plain_targets(expr.generators, seen))
+        if isinstance(expr, ast.DictComp):
+            inner = seen | self._plain_targets(expr.generators, seen)
+            return self._plain(expr.key, inner) and self._plain(expr.value, inner)
+        if isinstance(expr, ast.BinOp):
+            return self._plain(expr.left, seen) and self._plain(expr.right, seen)
+        if isinstance(expr, ast.UnaryOp):
+            return self._plain(expr.operand, seen)
+        if isinstance(expr, ast.Subscript):
+            return self._plain(expr.value, seen) and self._plain(expr.slice, seen)
+        if isinstance(expr, ast.Attribute):
+            root = root_of(expr)
+            return root is not None and root in self.aliases and root in self.module_names
+        if isinstance(expr, ast.Name):
+            if expr.id in seen:
+                return True
+            values = self.b.module_assignments(expr.id)
+            return values is not None and all(self._plain(v, seen | {expr.id}) for v in values)
+        return False
+
+    def _plain_targets(self, generators: list[ast.comprehension], seen: frozenset[str]) -> frozenset[str]:
+        """The comprehension variables that iterate over plain values (plain themselves)."""
+        names: set[str] = set()
+        for gen in generators:
+            if self._plain(gen.iter, seen | names):
+                names |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        return frozenset(names)
+
+    def _size(self, expr: ast.AST, seen: frozenset[str]) -> int | None:
+        """How many items iterating `expr` at import time yields, when the source bounds it; None otherwise."""
+        try:
+            if isinstance(expr, ast.Constant) and isinstance(expr.value, str | bytes):
+                return len(expr.value)
+            if isinstance(expr, ast.List | ast.Tuple | ast.Set):
+                return len(expr.elts)
+            if isinstance(expr, ast.Dict):
+                return len(expr.keys)
+            if isinstance(expr, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                total = 1
+                for gen in expr.generators:
+                    n = self._size(gen.iter, seen)
+                    if n is None:
+                        return None
+                    total *= n
+                return total
+            if isinstance(expr, ast.Name) and expr.id not in seen:
+                values = self.b.module_assignments(expr.id)
+                if values is None:
+                    return None
+                sizes = [self._size(v, seen | {expr.id}) for v in values]
+                return None if any(n is None for n in sizes) else max(n for n in sizes if n is not None)
+            if isinstance(expr, ast.Attribute):
+                obj = self._lookup(self._resolve(expr) or "")
+                return len(obj) if isinstance(obj, str | bytes | tuple | frozenset) else None
+            if isinstance(expr, ast.Call):
+                return self._call_size(expr, seen)
+        except Huge:
+            return None
+        return None
+
+    def _call_size(self, call: ast.Call, seen: frozenset[str]) -> int | None:
+        full = self._resolve(call.func)
+        if full == "range":
+            bounds = [bounded(a) for a in call.args]
+            if not bounds or any(b is None for b in bounds):
+                return None
+            start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds[:2], bounds[2] if len(bounds) > 2
+                                                                             else 1)
+            return len(range(start or 0, stop or 0, step or 1)) if step else None
+        if full in ("sorted", "list", "tuple", "set", "frozenset", "reversed", "enumerate", "dict") and call.args:
+            return self._size(call.args[0], seen)
+        if full == "zip" and call.args:
+            sizes = [self._size(a, seen) for a in call.args]
+            return None if any(n is None for n in sizes) else min(n for n in sizes if n is not None)
+        func = call.func
+        if full is None and isinstance(func, ast.Attribute) and func.attr in ("items", "keys", "values", "split",
+                                                                                "splitlines"):
+            n = self._size(func.value, seen)
+            return None if n is None else n + 1
+        return None
+
+    def _import_time_size(self, node: ast.AST, where: str) -> None:
+        """Comprehensions and ranges at import time must be bounded by constants: their size, multiplied over
+        nested loops, at most MAX_REPEAT."""
+        if isinstance(node, ast.Call) and self._resolve(node.func) == "range":
+            n = self._call_size(node, frozenset())
+            if n is None or n > MAX_REPEAT:
+                self.report(node, "POL-IMPORT-TIME", f"a range not bounded by constants at import time ({where})",
+                            instead=f"constant bounds of at most {MAX_REPEAT:,} items, or build it inside execute()")
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            n = self._size(node, frozenset())
+            if n is None or n > MAX_REPEAT:
+                self.report(node, "POL-IMPORT-TIME", f"a comprehension whose size is not bounded by constants at "
+                            f"import time ({where})", instead="iterate over literals, module constants or "
+                            f"constant ranges (at most {MAX_REPEAT:,} items in all), or build it inside execute()")
+
     def _import_time_expr(self, expr: ast.AST | None, where: str) -> None:
         if expr is None:
             return
         for sub in ast.walk(expr):
+            self._import_time_size(sub, where)
             if isinstance(sub, ast.Call):
                 if not self._import_time_call_ok(sub):
-                    self.report(sub, "POL-IMPORT-TIME", f"a call runs at import time ({where})")
-            elif isinstance(sub, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
+                    self.report(sub, "POL-IMPORT-TIME", f"a call runs at import time ({where}): "
+                                f"{(dotted_name(sub.func) or ast.unparse(sub.func))[:60]!r} is not a pure call the "
+                                "policy allows there", instead="literals, comprehensions and the pure calls of "
+                                "`kavi policy show` at module level (sorted, dict(zip(...)), re.compile, ...); "
+                                "call the module's own functions inside execute()")
+            elif isinstance(sub, ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
                 self.report(sub, "POL-IMPORT-TIME", f"code runs or is smuggled at import time ({where})")
             elif isinstance(sub, ast.BinOp):
                 self._import_time_arithmetic(sub, where)
@@ -101,11 +225,24 @@ class ImportTimeRules(NameRules):
             target = dec.func if isinstance(dec, ast.Call) else dec
             if not self._decorator_ok(target, owner):
                 self.report(dec, "POL-IMPORT-TIME",
-                            f"decorator {dotted_name(target) or '<expression>'!r} runs code at import time")
+                            f"decorator {dotted_name(target) or '<expression>'!r} runs code at import time",
+                            instead="the decorators of `kavi policy show` (property, dataclass, functools.cache, "
+                            "contextlib.contextmanager, ...), or call the function explicitly inside execute()")
             if isinstance(dec, ast.Call):
                 for arg in [*dec.args, *(k.value for k in dec.keywords)]:
                     if not isinstance(arg, ast.Constant):
                         self._import_time_expr(arg, "decorator argument")
+
+    def _single_dispatch(self, name: str, owner: ast.ClassDef | None) -> bool:
+        """`@f.register` for a function `f` defined once (in the same class body, or at module level) under
+        functools.singledispatch(method): registering only adds to f's own table."""
+        body = owner.body if owner is not None else self.tree.body
+        defs = [s for s in body if isinstance(s, ast.FunctionDef) and s.name == name]
+        others = [s for s in self.b.sites.get(name, []) if not isinstance(s, ast.FunctionDef)]
+        if len(defs) != 1 or others:
+            return False
+        return any(self._resolve(d.func if isinstance(d, ast.Call) else d) in (
+            "functools.singledispatch", "functools.singledispatchmethod") for d in defs[0].decorator_list)
 
     def _decorator_ok(self, target: ast.expr, owner: ast.ClassDef | None) -> bool:
         full = self._resolve(target)
@@ -114,6 +251,8 @@ class ImportTimeRules(NameRules):
             if last not in self.policy.allowed_decorators:
                 return False
             return self._import_allowed(module) if module else self.b.unbound(last, target)
+        if isinstance(target, ast.Attribute) and target.attr == "register" and isinstance(target.value, ast.Name):
+            return self._single_dispatch(target.value.id, owner)
         # `@value.setter` for a property `value` defined in the same class body
         if owner is None or not (isinstance(target, ast.Attribute) and target.attr in PROPERTY_PARTS
                                  and isinstance(target.value, ast.Name)):

@@ -1,22 +1,30 @@
-"""Imports: which modules a skill may import, and which attributes of them it may reach."""
+"""Imports: which modules a skill may import, and which attributes of them it may reach.
+
+Both are decided by the capability map (capability_map.yaml): a module is importable when the map calls it pure or
+mixed (and the policy's import list names it); every attribute reached from an importable module — by
+`from m import name`, `m.name`, or a longer dotted path through modules it imports in turn (`typing.sys.modules`)
+— is checked against the entry of the module it really belongs to. A refused attribute is reported where it is
+used and at the import that brought the module in, with the allowed way.
+"""
 
 import ast
 from types import ModuleType
 
-from kavi_assets.policy.capabilities import attribute_capability, capability_of
+from kavi_assets.policy.capabilities import attribute_refusal, module_refusal
 from kavi_assets.policy.families.base import ScannerBase, is_dunder
 
 
 class ImportRules(ScannerBase):
     def _deny_import(self, node: ast.AST, module: str, *, use: bool = False) -> None:
-        rule, capability = capability_of(module)
+        refusal = module_refusal(self.policy, module, self.side_effect.value)
         what = f"use of {module!r}" if use else f"import of {module!r}"
-        why = f"{what} is not allowed for {self.side_effect.value} skills ({capability})"
-        self.report(node, rule, why, capability)
+        why = f"{what} is not allowed for {self.side_effect.value} skills ({refusal.reason})"
+        self.report(node, refusal.rule, why, refusal.reason, refusal.instead)
 
-    def _check_module_path(self, node: ast.AST, full: str) -> None:
-        """Follow `full` from the allowed module it starts at: every module it passes through must be allowed
-        too, and no private name of a module may be used."""
+    def _check_module_path(self, node: ast.AST, full: str, via: str | None = None) -> None:
+        """Follow `full` from the importable module it starts at: each attribute must be in the pure part of the
+        module it is read from, every module passed through must be importable too, and no private name of a
+        module may be used. `via` is the name the path starts from, whose imports share a refusal."""
         parts = full.split(".")
         start = next((i for i in range(1, len(parts) + 1) if self._import_allowed(".".join(parts[:i]))), None)
         if start is None:
@@ -27,9 +35,18 @@ class ImportRules(ScannerBase):
             if obj is None:
                 return
             name, shown = parts[i], ".".join(parts[: i + 1])
+            found = self.policy.module_entry(obj.__name__)
+            refusal = found[1].refusal(name) if found is not None else None
+            if refusal is not None:
+                why = f"{shown}: {refusal.reason}"
+                self.report(node, refusal.rule, why, refusal.reason, refusal.instead)
+                for site in self.import_sites.get(via or "", []) if via is not None else []:
+                    self.report(site, refusal.rule, f"the import of {obj.__name__!r} is used for {shown} "
+                                f"({refusal.reason})", refusal.reason, refusal.instead)
+                return
             if name.startswith("_") and not is_dunder(name):
                 self.report(node, "POL-ESCAPE", f"{shown} is a private name of module {obj.__name__!r}",
-                            "private module internals")
+                            "private module internals", f"the public names of {obj.__name__}")
                 return
             try:
                 value = getattr(obj, name)
@@ -38,9 +55,10 @@ class ImportRules(ScannerBase):
             if not isinstance(value, ModuleType):
                 return
             if not self._import_allowed(value.__name__):
-                rule, capability = capability_of(value.__name__)
-                self.report(node, rule, f"{shown} is the module {value.__name__!r}, which {self.side_effect.value} "
-                            f"skills may not use ({capability})", capability)
+                refusal = module_refusal(self.policy, value.__name__, self.side_effect.value)
+                self.report(node, refusal.rule, f"{shown} is the module {value.__name__!r}, which "
+                            f"{self.side_effect.value} skills may not use ({refusal.reason})", refusal.reason,
+                            refusal.instead)
                 return
             obj = value
 
@@ -53,10 +71,12 @@ class ImportRules(ScannerBase):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if node.level:
-            self.report(node, "POL-IMPORT", "relative imports are not allowed in a skill module")
+            self.report(node, "POL-IMPORT", "relative imports are not allowed in a skill module",
+                        instead="an absolute import of a module the policy allows")
             return
         if any(a.name == "*" for a in node.names):
-            self.report(node, "POL-IMPORT", f"star import from {module!r} hides what the skill uses")
+            self.report(node, "POL-IMPORT", f"star import from {module!r} hides what the skill uses",
+                        instead=f"from {module} import <the names you use>")
         allowed = self._import_allowed(module)
         if not allowed:
             self._deny_import(node, module)
@@ -64,9 +84,11 @@ class ImportRules(ScannerBase):
             if alias.name == "*":
                 continue
             if alias.name in self.policy.denied_names:
-                self.report(node, self.policy.denied_names[alias.name], f"import of {alias.name!r} from {module!r}")
+                self.report(node, self.policy.denied_names[alias.name], f"import of {alias.name!r} from {module!r}",
+                            instead=self.policy.alternative(alias.name))
             if alias.name in self.policy.denied_attributes:
-                rule, capability = attribute_capability(alias.name)
-                self.report(node, rule, f"import of {alias.name!r} from {module!r} ({capability})", capability)
+                refusal = attribute_refusal(self.policy, alias.name)
+                self.report(node, refusal.rule, f"import of {alias.name!r} from {module!r} ({refusal.reason})",
+                            refusal.reason, refusal.instead)
             if allowed:
                 self._check_module_path(node, f"{module}.{alias.name}")

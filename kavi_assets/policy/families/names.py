@@ -4,7 +4,7 @@ pydantic options that read attributes by name, and writes into shared objects.""
 import ast
 from collections.abc import Sequence
 
-from kavi_assets.policy.capabilities import attribute_capability
+from kavi_assets.policy.capabilities import attribute_refusal
 from kavi_assets.policy.families.base import (
     ALIAS_KEYWORDS,
     ATTRIBUTE_READERS,
@@ -50,13 +50,16 @@ class NameRules(HandleRules):
         if is_dunder(attr) and attr not in self.policy.allowed_dunders:
             self.report(node, "POL-INTROSPECTION", f"access to dunder attribute {attr!r} is an introspection escape")
         if attr in self.policy.denied_attributes:
-            rule, capability = attribute_capability(attr)
-            self.report(node, rule, f"use of {attr!r} ({capability})", capability)
+            refusal = attribute_refusal(self.policy, attr)
+            self.report(node, refusal.rule, f"use of {attr!r} ({refusal.reason})", refusal.reason, refusal.instead)
+        carried = self.object_refusals.get(attr)
+        if carried is not None:
+            self.report(node, carried.rule, f".{attr}: {carried.reason}", carried.reason, carried.instead)
         root = root_of(node)
         if root is not None and root in self.aliases and isinstance(node.value, ast.Name | ast.Attribute):
             dotted = dotted_name(node)
             if dotted is not None:
-                self._check_resolved(node, self.aliases[root] + dotted[len(root):])
+                self._check_resolved(node, self.aliases[root] + dotted[len(root):], via=root)
         self._check_handle_attribute(node)
         if attr in FORMAT_METHODS:
             self._check_format_receiver(node)
@@ -64,11 +67,11 @@ class NameRules(HandleRules):
             self._check_sink_use(node)
         self.generic_visit(node)
 
-    def _check_resolved(self, node: ast.AST, resolved: str) -> None:
+    def _check_resolved(self, node: ast.AST, resolved: str, via: str | None = None) -> None:
         lowered = resolved.lower()
         if "environ" in lowered or resolved.endswith(("getenv", "putenv")):
-            self.report(node, "POL-ENV", f"{resolved} reads the environment; use declared secrets")
-        self._check_module_path(node, resolved)
+            self.report(node, "POL-ENV", f"{resolved} reads the process environment")
+        self._check_module_path(node, resolved, via=via)
 
     def _check_format_receiver(self, node: ast.Attribute) -> None:
         """str.format walks attributes named in its template: the template must be a literal the scan checked."""

@@ -124,7 +124,7 @@ class TypeRules(StringRules):
         """`list[...]`, `Optional[...]`, `Model[...]`: a subscript that builds a type, not one that indexes."""
         value = node.value
         if isinstance(value, ast.Name) and self.b.class_name(value.id, value):
-            return True
+            return not self._enum_class(value.id, frozenset())
         full = self._resolve(value)
         if full is None:
             root = root_of(value)
@@ -133,6 +133,23 @@ class TypeRules(StringRules):
             return False
         obj = self._lookup(full)
         return obj is not None and (isinstance(obj, type) or type(obj).__module__ in TYPING_MODULES)
+
+    def _enum_class(self, name: str, seen: frozenset[str]) -> bool:
+        """A class of the module deriving from enum.Enum: `Color[name]` looks a member up by name among the
+        class's own members; it builds no type and evaluates nothing."""
+        enum_mod = self._module("enum")
+        for site in self.b.sites.get(name, []):
+            if not isinstance(site, ast.ClassDef):
+                return False
+            for base in site.bases:
+                if isinstance(base, ast.Name) and base.id not in seen and self.b.class_name(base.id, base):
+                    if self._enum_class(base.id, seen | {name}):
+                        return True
+                    continue
+                obj = self._lookup(self._resolve(base) or "")
+                if enum_mod is not None and isinstance(obj, type) and issubclass(obj, enum_mod.Enum):
+                    return True
+        return False
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if self._is_type_subscript(node):
