@@ -51,7 +51,18 @@ class ImportRules(ScannerBase):
             try:
                 value = getattr(obj, name)
             except Exception:
-                return
+                # A submodule the scanner's process has not imported yet is still an attribute at run time when
+                # anything imported it there: decide it as the module it is.
+                sub = f"{obj.__name__}.{name}"
+                if self._import_allowed(sub):
+                    value = self._module(sub)
+                elif self.policy.module_entry(sub) is not None:
+                    refusal = module_refusal(self.policy, sub, self.side_effect.value)
+                    self.report(node, refusal.rule, f"{shown} is the module {sub!r}, which {self.side_effect.value} "
+                                f"skills may not use ({refusal.reason})", refusal.reason, refusal.instead)
+                    return
+                else:
+                    return
             if not isinstance(value, ModuleType):
                 return
             if not self._import_allowed(value.__name__):
