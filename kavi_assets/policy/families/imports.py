@@ -41,7 +41,8 @@ class ImportRules(ScannerBase):
                 why = f"{shown}: {refusal.reason}"
                 self.report(node, refusal.rule, why, refusal.reason, refusal.instead)
                 for site in self.import_sites.get(via or "", []) if via is not None else []:
-                    self.report(site, refusal.rule, f"the import of {obj.__name__!r} is used for {shown} "
+                    self.report(site, refusal.rule, f"the import of {self.aliases.get(via or '', via)!r} is used "
+                                f"for {shown} "
                                 f"({refusal.reason})", refusal.reason, refusal.instead)
                 return
             if name.startswith("_") and not is_dunder(name):
@@ -64,6 +65,7 @@ class ImportRules(ScannerBase):
                 else:
                     return
             if not isinstance(value, ModuleType):
+                self._check_class_path(node, obj.__name__, parts[i:], ".".join(parts[: i]))
                 return
             if not self._import_allowed(value.__name__):
                 refusal = module_refusal(self.policy, value.__name__, self.side_effect.value)
@@ -72,6 +74,19 @@ class ImportRules(ScannerBase):
                             refusal.instead)
                 return
             obj = value
+
+    def _check_class_path(self, node: ast.AST, module: str, rest: list[str], shown: str) -> None:
+        """Attributes of a class a module exports that its entry refuses by a dotted key (`ZoneInfo.from_file`)."""
+        found = self.policy.module_entry(module)
+        if found is None:
+            return
+        entry = found[1]
+        for j in range(2, len(rest) + 1):
+            refusal = entry.refuse.get(".".join(rest[:j]))
+            if refusal is not None:
+                self.report(node, refusal.rule or entry.rule, f"{shown}.{'.'.join(rest[:j])}: {refusal.reason}",
+                            refusal.reason, refusal.instead or entry.instead)
+                return
 
     # -- imports -------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
