@@ -10,6 +10,8 @@ arithmetic, repetition, ranges and comprehensions whose size is not bounded by c
 """
 
 import ast
+import builtins
+import math
 
 from kavi_assets.policy.families.base import MAX_BITS, MAX_REPEAT, PROPERTY_PARTS, dotted_name, root_of
 from kavi_assets.policy.families.names import NameRules
@@ -60,17 +62,75 @@ def bounded(expr: ast.AST) -> int | None:
     return result
 
 
+# Calls whose result has as many items as their first argument, and calls that consume a whole iterable.
+_SAME_SIZE = frozenset({"sorted", "list", "tuple", "set", "frozenset", "reversed", "enumerate", "dict",
+                        "dict.fromkeys", "str.maketrans"})
+_MATERIALIZING = frozenset({"sorted", "list", "tuple", "set", "frozenset", "dict", "sum", "min", "max", "any", "all",
+                            "dict.fromkeys", "collections.Counter", "collections.OrderedDict", "collections.deque"})
+_FACTORIES = frozenset({"list", "dict", "set", "tuple", "frozenset", "str", "int", "float", "bool"})
+
+
 class ImportTimeRules(NameRules):
+    _methods: frozenset[str] | None = None
+    _constructing: set[str]
+
+    def check_module_body(self, tree: ast.Module) -> None:
+        self._constructing = set()
+        self._check_module_body(tree)
+
     # -- import-time side effects --------------------------------------------------------------
+    def _constructible(self, name: str, at: ast.AST) -> bool:
+        """A class of the module whose construction runs none of its code: `X = namedtuple(...)`, or a @dataclass /
+        NamedTuple class statement defining no function at all (no __post_init__, no dunder the construction or a
+        later comparison could call, no property) whose bases are such classes too."""
+        if name in self._constructing:
+            return False
+        self._constructing.add(name)
+        try:
+            values = self.b.module_assignments(name)
+            if values is not None:
+                return len(values) == 1 and isinstance(values[0], ast.Call) and self._resolve(values[0].func) in (
+                    "collections.namedtuple", "typing.NamedTuple") and not values[0].keywords
+            sites = self.b.sites.get(name, [])
+            if len(sites) != 1 or not isinstance(sites[0], ast.ClassDef) or self.b.imported.get(name):
+                return False
+            cls = sites[0]
+            if cls.keywords or any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                                   for s in cls.body):
+                return False
+            dataclass = any(self._resolve(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
+                            for d in cls.decorator_list)
+            bases_ok = all(self._resolve(b) == "typing.NamedTuple" or (isinstance(b, ast.Name)
+                                                                        and self._constructible(b.id, at))
+                           for b in cls.bases)
+            named_tuple = any(self._resolve(b) == "typing.NamedTuple" for b in cls.bases)
+            if not bases_ok or not (dataclass or named_tuple) or len(cls.decorator_list) > int(dataclass):
+                return False
+            # default factories run at construction: only the builtins import time allows
+            for call in (n for n in ast.walk(cls) if isinstance(n, ast.Call)):
+                for kw in call.keywords:
+                    if kw.arg == "default_factory" and not (isinstance(kw.value, ast.Name)
+                                                            and kw.value.id in _FACTORIES
+                                                            and self.b.unbound(kw.value.id, kw.value)):
+                        return False
+            return True
+        finally:
+            self._constructing.discard(name)
+
     def _import_time_call_ok(self, call: ast.Call) -> bool:
         full = self._resolve(call.func)
+        if full is None and isinstance(call.func, ast.Name):
+            return self._constructible(call.func.id, call)
         if full is None:
             func = call.func
             return (isinstance(func, ast.Attribute) and func.attr in self.policy.import_time_methods
                     and self._plain(func.value, frozenset()))
         entries = self.policy.import_time_calls
         if "." not in full:
-            return full in entries and self.b.unbound(full, call)
+            # Builtins call the dunder methods of their arguments (__lt__, __str__, __hash__ ...): only plain ones.
+            return full in entries and self.b.unbound(full, call) and all(
+                self._plain(a.value if isinstance(a, ast.Starred) else a, frozenset())
+                for a in [*call.args, *(k.value for k in call.keywords)])
         if full in entries:
             return True
         module, _, last = full.rpartition(".")
@@ -87,7 +147,9 @@ class ImportTimeRules(NameRules):
             return all(k is not None and self._plain(k, seen) for k in expr.keys) \
                 and all(self._plain(v, seen) for v in expr.values)
         if isinstance(expr, ast.Call):
-            return self._resolve(expr.func) is not None and self._import_time_call_ok(expr)
+            return self._import_time_call_ok(expr) and all(
+                self._plain(a.value if isinstance(a, ast.Starred) else a, seen)
+                for a in [*expr.args, *(k.value for k in expr.keywords)])
         if isinstance(expr, ast.ListComp | ast.SetComp | ast.GeneratorExp):
             return self._plain(expr.elt, seen | self._plain_targets(expr.generators, seen))
         if isinstance(expr, ast.DictComp):
@@ -101,21 +163,59 @@ class ImportTimeRules(NameRules):
             return self._plain(expr.value, seen) and self._plain(expr.slice, seen)
         if isinstance(expr, ast.Attribute):
             root = root_of(expr)
-            return root is not None and root in self.aliases and root in self.module_names
+            if root is not None and root in self.aliases and root in self.module_names:
+                return True
+            if expr.attr in self._method_names:
+                return False  # a method or property the module defines would run its code
+            if isinstance(expr.value, ast.Name) and (f"{expr.value.id}." in seen or (
+                    (gen := self._generator_of(expr.value)) is not None and self._enum_iter(gen))):
+                return expr.attr in ("name", "value")  # an enum member's name or value
+            return self._plain(expr.value, seen)
         if isinstance(expr, ast.Name):
             if expr.id in seen:
                 return True
+            if self.b.unbound(expr.id, expr) and isinstance(getattr(builtins, expr.id, None), type):
+                return True  # a builtin type (isinstance(v, str))
+            gen = self._generator_of(expr)
+            if gen is not None:
+                return not self._enum_iter(gen) and self._plain(gen.iter, seen | {expr.id})
             values = self.b.module_assignments(expr.id)
             return values is not None and all(self._plain(v, seen | {expr.id}) for v in values)
         return False
 
+    def _generator_of(self, name: ast.Name) -> ast.comprehension | None:
+        """The comprehension clause that binds `name` where it is used, if any."""
+        cur = self.b.parent(name)
+        while cur is not None:
+            if isinstance(cur, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                for gen in cur.generators:
+                    if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(gen.target)):
+                        return gen
+            cur = self.b.parent(cur)
+        return None
+
+    def _enum_iter(self, gen: ast.comprehension) -> bool:
+        return isinstance(gen.iter, ast.Name) and self._enum_class(gen.iter.id, frozenset())
+
     def _plain_targets(self, generators: list[ast.comprehension], seen: frozenset[str]) -> frozenset[str]:
-        """The comprehension variables that iterate over plain values (plain themselves)."""
+        """The comprehension variables that iterate over plain values (plain themselves), and those that iterate
+        over an enum class of the module (marked `name.`: only their name and value are plain)."""
         names: set[str] = set()
         for gen in generators:
-            if self._plain(gen.iter, seen | names):
-                names |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            targets = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            if isinstance(gen.iter, ast.Name) and self._enum_class(gen.iter.id, frozenset()):
+                names |= {f"{t}." for t in targets}
+            elif self._plain(gen.iter, seen | names):
+                names |= targets
         return frozenset(names)
+
+    @property
+    def _method_names(self) -> frozenset[str]:
+        """Names of every function a class of the module defines (methods and properties)."""
+        if self._methods is None:
+            self._methods = frozenset(f.name for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef)
+                                      for f in c.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef))
+        return self._methods
 
     def _size(self, expr: ast.AST, seen: frozenset[str]) -> int | None:
         """How many items iterating `expr` at import time yields, when the source bounds it; None otherwise."""
@@ -134,6 +234,9 @@ class ImportTimeRules(NameRules):
                         return None
                     total *= n
                 return total
+            if isinstance(expr, ast.Name) and self._enum_class(expr.id, frozenset()):
+                return sum(len(st.targets) for c in self.b.sites[expr.id] if isinstance(c, ast.ClassDef)
+                           for st in c.body if isinstance(st, ast.Assign))
             if isinstance(expr, ast.Name) and expr.id not in seen:
                 values = self.b.module_assignments(expr.id)
                 if values is None:
@@ -152,22 +255,75 @@ class ImportTimeRules(NameRules):
     def _call_size(self, call: ast.Call, seen: frozenset[str]) -> int | None:
         full = self._resolve(call.func)
         if full == "range":
-            bounds = [bounded(a) for a in call.args]
+            bounds = [self._int_bound(a) for a in call.args[:2]]
             if not bounds or any(b is None for b in bounds):
                 return None
-            start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds[:2], bounds[2] if len(bounds) > 2
-                                                                             else 1)
-            return len(range(start or 0, stop or 0, step or 1)) if step else None
-        if full in ("sorted", "list", "tuple", "set", "frozenset", "reversed", "enumerate", "dict") and call.args:
+            return sum(b for b in bounds if b is not None)  # |stop - start| / |step|, with |step| >= 1
+        if full in _SAME_SIZE and call.args:
             return self._size(call.args[0], seen)
-        if full == "zip" and call.args:
+        if full in ("zip", "itertools.chain", "itertools.product") and call.args:
             sizes = [self._size(a, seen) for a in call.args]
-            return None if any(n is None for n in sizes) else min(n for n in sizes if n is not None)
+            if any(n is None for n in sizes):
+                return None
+            known = [n for n in sizes if n is not None]
+            if full == "zip":
+                return min(known)
+            if full == "itertools.chain":
+                return sum(known)
+            repeat = next((self._int_bound(k.value) for k in call.keywords if k.arg == "repeat"), 1)
+            return None if repeat is None or repeat > MAX_REPEAT else math.prod(known) ** repeat
+        if full in ("itertools.permutations", "itertools.combinations", "itertools.pairwise") and call.args:
+            n = self._size(call.args[0], seen)
+            r = self._int_bound(call.args[1]) if len(call.args) > 1 else n
+            if n is None or r is None or n > MAX_REPEAT or r > MAX_REPEAT:
+                return None
+            return n if full == "itertools.pairwise" else (math.perm(n, r) if full.endswith("permutations")
+                                                           else math.comb(n, r))
         func = call.func
         if full is None and isinstance(func, ast.Attribute) and func.attr in ("items", "keys", "values", "split",
                                                                                 "splitlines"):
             n = self._size(func.value, seen)
             return None if n is None else n + 1
+        return None
+
+    def _int_bound(self, expr: ast.AST) -> int | None:
+        """An upper bound of |value| of an integer expression at import time, when the source gives one: constants,
+        len() of sized values, comprehension variables over constant ranges or literals, and + - * of those."""
+        try:
+            value = bounded(expr)
+        except Huge:
+            return None
+        if value is not None:
+            return abs(value)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+            return self._int_bound(expr.operand)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult):
+            left, right = self._int_bound(expr.left), self._int_bound(expr.right)
+            if left is None or right is None:
+                return None
+            return left * right if isinstance(expr.op, ast.Mult) else left + right
+        if isinstance(expr, ast.Call) and self._resolve(expr.func) == "len" and len(expr.args) == 1:
+            return self._size(expr.args[0], frozenset())
+        if isinstance(expr, ast.Name):
+            return self._loop_bound(expr)
+        return None
+
+    def _loop_bound(self, name: ast.Name) -> int | None:
+        """The largest |value| a comprehension variable takes, when it iterates over a constant range or literal."""
+        cur = self.b.parent(name)
+        while cur is not None:
+            if isinstance(cur, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                for gen in cur.generators:
+                    if isinstance(gen.target, ast.Name) and gen.target.id == name.id:
+                        it = gen.iter
+                        if isinstance(it, ast.Tuple | ast.List | ast.Set):
+                            bounds = [self._int_bound(e) for e in it.elts]
+                            return None if not bounds or None in bounds else max(b for b in bounds if b is not None)
+                        if isinstance(it, ast.Call) and self._resolve(it.func) == "range":
+                            bounds = [self._int_bound(a) for a in it.args[:2]]
+                            return None if not bounds or None in bounds else max(b for b in bounds if b is not None)
+                        return None
+            cur = self.b.parent(cur)
         return None
 
     def _import_time_size(self, node: ast.AST, where: str) -> None:
@@ -190,6 +346,14 @@ class ImportTimeRules(NameRules):
             return
         for sub in ast.walk(expr):
             self._import_time_size(sub, where)
+            if isinstance(sub, ast.Call) and self._resolve(sub.func) in _MATERIALIZING and len(sub.args) == 1 \
+                    and not isinstance(sub.args[0], ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                n = self._size(sub.args[0], frozenset())
+                if n is None or n > MAX_REPEAT:
+                    self.report(sub, "POL-IMPORT-TIME", f"{ast.unparse(sub.func)}() of an iterable whose size is not "
+                                f"bounded by constants at import time ({where})", instead="literals, module "
+                                f"constants, constant ranges and comprehensions over them (at most {MAX_REPEAT:,} "
+                                "items), or build it inside execute()")
             if isinstance(sub, ast.Call):
                 if not self._import_time_call_ok(sub):
                     self.report(sub, "POL-IMPORT-TIME", f"a call runs at import time ({where}): "
@@ -205,7 +369,9 @@ class ImportTimeRules(NameRules):
     def _import_time_arithmetic(self, node: ast.BinOp, where: str) -> None:
         try:
             if isinstance(node.op, ast.Pow | ast.LShift):
-                if bounded(node) is None:
+                base, exponent = self._int_bound(node.left), self._int_bound(node.right)
+                if bounded(node) is None and (base is None or exponent is None
+                                              or max(base, 2).bit_length() * exponent > MAX_BITS):
                     self.report(node, "POL-IMPORT-TIME",
                                 f"power or shift of non-constant numbers at import time ({where})")
             elif isinstance(node.op, ast.Mult):
@@ -282,7 +448,7 @@ class ImportTimeRules(NameRules):
         return (isinstance(stmt, ast.If) and not stmt.orelse and self._resolve(stmt.test) == "typing.TYPE_CHECKING"
                 and all(isinstance(s, ast.Import | ast.ImportFrom) for s in stmt.body))
 
-    def check_module_body(self, tree: ast.Module) -> None:
+    def _check_module_body(self, tree: ast.Module) -> None:
         for i, stmt in enumerate(tree.body):
             if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 continue  # docstring

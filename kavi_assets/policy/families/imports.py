@@ -9,6 +9,7 @@ used and at the import that brought the module in, with the allowed way.
 
 import ast
 from types import ModuleType
+from typing import Any
 
 from kavi_assets.policy.capabilities import attribute_refusal, module_refusal
 from kavi_assets.policy.families.base import ScannerBase, is_dunder
@@ -36,44 +37,56 @@ class ImportRules(ScannerBase):
                 return
             name, shown = parts[i], ".".join(parts[: i + 1])
             found = self.policy.module_entry(obj.__name__)
-            refusal = found[1].refusal(name) if found is not None else None
-            if refusal is not None:
-                why = f"{shown}: {refusal.reason}"
-                self.report(node, refusal.rule, why, refusal.reason, refusal.instead)
-                for site in self.import_sites.get(via or "", []) if via is not None else []:
-                    self.report(site, refusal.rule, f"the import of {self.aliases.get(via or '', via)!r} is used "
-                                f"for {shown} "
-                                f"({refusal.reason})", refusal.reason, refusal.instead)
-                return
-            if name.startswith("_") and not is_dunder(name):
+            explicit = found is not None and name in found[1].refuse
+            if name.startswith("_") and not is_dunder(name) and not explicit:
                 self.report(node, "POL-ESCAPE", f"{shown} is a private name of module {obj.__name__!r}",
                             "private module internals", f"the public names of {obj.__name__}")
                 return
-            try:
-                value = getattr(obj, name)
-            except Exception:
-                # A submodule the scanner's process has not imported yet is still an attribute at run time when
-                # anything imported it there: decide it as the module it is.
-                sub = f"{obj.__name__}.{name}"
-                if self._import_allowed(sub):
-                    value = self._module(sub)
-                elif self.policy.module_entry(sub) is not None:
-                    refusal = module_refusal(self.policy, sub, self.side_effect.value)
-                    self.report(node, refusal.rule, f"{shown} is the module {sub!r}, which {self.side_effect.value} "
-                                f"skills may not use ({refusal.reason})", refusal.reason, refusal.instead)
-                    return
-                else:
-                    return
-            if not isinstance(value, ModuleType):
-                self._check_class_path(node, obj.__name__, parts[i:], ".".join(parts[: i]))
+            value = None if explicit else self._attribute(obj, name)
+            if isinstance(value, ModuleType):
+                # A module reached as an attribute (os.path, typing.sys, logging.handlers) is decided as itself.
+                if self._import_allowed(value.__name__):
+                    obj = value
+                    continue
+                self._refuse_module(node, value.__name__, shown, parts[i + 1] if i + 1 < len(parts) else None)
                 return
-            if not self._import_allowed(value.__name__):
-                refusal = module_refusal(self.policy, value.__name__, self.side_effect.value)
-                self.report(node, refusal.rule, f"{shown} is the module {value.__name__!r}, which "
-                            f"{self.side_effect.value} skills may not use ({refusal.reason})", refusal.reason,
-                            refusal.instead)
+            refusal = found[1].refusal(name) if found is not None else None
+            if refusal is not None:
+                self.report(node, refusal.rule, f"{shown}: {refusal.reason}", refusal.reason, refusal.instead)
+                for site in self.import_sites.get(via or "", []) if via is not None else []:
+                    self.report(site, refusal.rule, f"the import of {self.aliases.get(via or '', via)!r} is used "
+                                f"for {shown} ({refusal.reason})", refusal.reason, refusal.instead)
                 return
-            obj = value
+            if value is not None:
+                self._check_class_path(node, obj.__name__, parts[i:], ".".join(parts[:i]))
+            return
+
+    def _attribute(self, module: ModuleType, name: str) -> Any:
+        """`module.name` as the skill would see it at run time (None when it has no such attribute). A submodule
+        the scanner's process has not imported yet is still an attribute at run time when anything imported it
+        there: it is returned as the module it is, imported here when the map allows it."""
+        try:
+            return getattr(module, name)
+        except Exception:
+            sub = f"{module.__name__}.{name}"
+            if self._import_allowed(sub):
+                return self._module(sub)
+            if self.policy.module_entry(sub) is not None:
+                return ModuleType(sub)  # a refused submodule: only its name is needed to refuse it
+            return None
+
+    def _refuse_module(self, node: ast.AST, module: str, shown: str, next_name: str | None) -> None:
+        """A module the skill may not use, reached as an attribute; the refusal of the attribute read from it,
+        when its entry names one (logging.config.listen is a socket, logging.config.fileConfig a file)."""
+        refusal = module_refusal(self.policy, module, self.side_effect.value)
+        found = self.policy.module_entry(module)
+        specific = found[1].refuse.get(next_name) if found is not None and next_name is not None else None
+        if specific is not None:
+            refusal = specific.model_copy(update={"rule": specific.rule or refusal.rule,
+                                                  "instead": specific.instead or refusal.instead})
+            shown = f"{shown}.{next_name}"
+        self.report(node, refusal.rule, f"{shown} is the module {module!r}, which {self.side_effect.value} skills "
+                    f"may not use ({refusal.reason})", refusal.reason, refusal.instead)
 
     def _check_class_path(self, node: ast.AST, module: str, rest: list[str], shown: str) -> None:
         """Attributes of a class a module exports that its entry refuses by a dotted key (`ZoneInfo.from_file`)."""
