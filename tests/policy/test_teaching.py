@@ -15,6 +15,7 @@ from kavi_assets.policy.policy import default_policy
 from kavi_assets.policy.scanner import scan_source
 from kavi_assets.proposals.model import parse_proposal
 from kavi_assets.research.classifier import AttemptFailure, classify
+from kavi_assets.skills.base import SideEffectClass
 from tests.policy.test_corpus import HOSTILE, load
 
 runner = CliRunner()
@@ -107,3 +108,20 @@ def test_kavi_policy_show_with_a_tightening_policy(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "only tighten" in res.output
 
 
+
+
+def _names_probe(body: str) -> list[str]:
+    from tests.policy.test_imports import skill
+
+    return [v.rule_id for v in scan_source(skill("", "0").replace("return Out(value=str(0))", body),
+                                           SideEffectClass.READ_ONLY)]
+
+
+def test_a_parameter_named_like_a_refused_builtin_is_not_the_builtin() -> None:
+    """A reference solution's `def reverse(input, k)` is honest; the builtin itself stays refused wherever it can
+    reach the parameter: as an argument, as a default (evaluated outside the function), or under `global`."""
+    ok = "def rev(input: str) -> str:\n            return input[::-1]\n\n        return Out(value=rev(text))"
+    assert _names_probe(ok) == []
+    assert "POL-TAMPER" in _names_probe("def rev(input: str) -> str:\n            return input\n\n"
+                                        "        return Out(value=rev(input))")
+    assert "POL-TAMPER" in _names_probe("f = lambda input=input: input('x')\n        return Out(value=f())")

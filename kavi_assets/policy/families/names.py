@@ -22,8 +22,11 @@ class NameRules(HandleRules):
     # -- names and attributes ------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
         rule = self.policy.denied_names.get(node.id)
-        # Binding a name that shadows a builtin (a field called `input` or `open`) is harmless; using it is not.
-        if rule is not None and node.id not in ("type", "object") and isinstance(node.ctx, ast.Load):
+        # Binding a name that shadows a builtin (a field called `input` or `open`) is harmless; using it is not,
+        # unless it is a parameter of the function it is used in (`def reverse(input, k)`): a parameter is local to
+        # its whole function, and the builtin can only reach it through a call that names the builtin, refused there.
+        if rule is not None and node.id not in ("type", "object") and isinstance(node.ctx, ast.Load) \
+                and not self._parameter(node):
             self.report(node, rule, f"use of {node.id!r} reaches around the handles or runs dynamic code")
         if is_dunder(node.id) and node.id not in self.policy.allowed_dunders and node.id not in ("__all__",):
             self.report(node, "POL-INTROSPECTION", f"access to {node.id!r}")
@@ -36,6 +39,20 @@ class NameRules(HandleRules):
                 self.report(node, "POL-ESCAPE", f"the module {self.aliases.get(node.id, node.id)!r} is used as a "
                             "value, so what is reached through it cannot be checked")
             self._check_sink_use(node)
+
+    def _parameter(self, node: ast.Name) -> bool:
+        """`node` names a parameter of the function (or lambda) it is used in, which nothing declares global."""
+        scope = self.b.enclosing_scope(node)
+        if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return False
+        # Defaults and annotations are evaluated outside the function, where the name may be the builtin.
+        body = [scope.body] if isinstance(scope, ast.Lambda) else scope.body
+        if not any(self.b.within(node, stmt) for stmt in body):
+            return False
+        args = scope.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        declared = any(isinstance(s, ast.Global | ast.Nonlocal) for s in self.b.sites.get(node.id, []))
+        return not declared and any(a is not None and a.arg == node.id for a in params)
 
     def _check_sink_use(self, node: ast.Name | ast.Attribute) -> None:
         sink = self._sink(node)
