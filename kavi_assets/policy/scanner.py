@@ -1,6 +1,11 @@
 """The capability-aware policy scanner: every import, name, attribute, call and import-time statement of a
 skill module is checked against the policy and the skill's declared side-effect class.
 
+What a module gives is decided by the capability map (capability_map.yaml, part of the policy): pure, mixed
+(attribute by attribute), needing a side-effect class's handle, or refused; every refusal names the allowed way.
+The rules live in families (kavi_assets/policy/families: imports, strings, type positions, handles, names,
+import time), each tested in tests/policy/test_<family>.py or the corpus tests.
+
 Names are resolved, not matched: an alias or a re-bound name is followed to what it is bound to, an attribute
 of an allowed module is followed to the object it really is (so `typing.sys` is `sys`), and a name that is
 bound in more than one way is never trusted to be the builtin or the import it looks like.

@@ -27,7 +27,8 @@ class NameRules(HandleRules):
         # its whole function, and the builtin can only reach it through a call that names the builtin, refused there.
         if rule is not None and node.id not in ("type", "object") and isinstance(node.ctx, ast.Load) \
                 and not self._parameter(node):
-            self.report(node, rule, f"use of {node.id!r} reaches around the handles or runs dynamic code")
+            self.report(node, rule, f"use of {node.id!r} reaches around the handles or runs dynamic code",
+                        instead=self.policy.alternative(node.id))
         if is_dunder(node.id) and node.id not in self.policy.allowed_dunders and node.id not in ("__all__",):
             self.report(node, "POL-INTROSPECTION", f"access to {node.id!r}")
         if isinstance(node.ctx, ast.Load):
