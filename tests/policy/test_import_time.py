@@ -151,3 +151,15 @@ def test_singledispatch_registration_and_contextmanager_are_allowed() -> None:
 def test_register_on_a_plain_function_is_refused() -> None:
     body = "def table(v: object) -> str:\n    return ''\n\n\n@table.register\ndef _(v: int) -> str:\n    return 'int'\n"
     assert [v.rule_id for v in scan(body)] == ["POL-IMPORT-TIME"]
+
+
+def test_a_chain_of_constants_is_decided_in_linear_time() -> None:
+    """Each constant built from the next one twice: deciding plainness or size naively takes 2**n steps."""
+    import time
+
+    chain = "\n".join(f"C{i} = [C{i + 1}, C{i + 1}]" for i in range(60)) + "\nC60 = 'x'\n"
+    body = chain + "UP = [w.upper() for w in C0]\nALL = sorted(C0)"
+    t0 = time.perf_counter()
+    found = scan(body)
+    assert time.perf_counter() - t0 < 5
+    assert not found, [v.render() for v in found]

@@ -76,6 +76,8 @@ class ImportTimeRules(NameRules):
 
     def check_module_body(self, tree: ast.Module) -> None:
         self._constructing = set()
+        self._plain_constants: dict[str, bool] = {}
+        self._constant_sizes: dict[str, int | None] = {}
         self._check_module_body(tree)
 
     # -- import-time side effects --------------------------------------------------------------
@@ -179,8 +181,14 @@ class ImportTimeRules(NameRules):
             gen = self._generator_of(expr)
             if gen is not None:
                 return not self._enum_iter(gen) and self._plain(gen.iter, seen | {expr.id})
-            values = self.b.module_assignments(expr.id)
-            return values is not None and all(self._plain(v, seen | {expr.id}) for v in values)
+            # A module constant is decided once (a chain of constants each built from the next twice would
+            # otherwise take exponential time); one being decided counts as not plain.
+            if expr.id not in self._plain_constants:
+                self._plain_constants[expr.id] = False
+                values = self.b.module_assignments(expr.id)
+                self._plain_constants[expr.id] = values is not None and all(
+                    self._plain(v, seen | {expr.id}) for v in values)
+            return self._plain_constants[expr.id]
         return False
 
     def _generator_of(self, name: ast.Name) -> ast.comprehension | None:
@@ -238,11 +246,13 @@ class ImportTimeRules(NameRules):
                 return sum(len(st.targets) for c in self.b.sites[expr.id] if isinstance(c, ast.ClassDef)
                            for st in c.body if isinstance(st, ast.Assign))
             if isinstance(expr, ast.Name) and expr.id not in seen:
-                values = self.b.module_assignments(expr.id)
-                if values is None:
-                    return None
-                sizes = [self._size(v, seen | {expr.id}) for v in values]
-                return None if any(n is None for n in sizes) else max(n for n in sizes if n is not None)
+                if expr.id not in self._constant_sizes:  # decided once, like _plain's constants
+                    self._constant_sizes[expr.id] = None
+                    values = self.b.module_assignments(expr.id)
+                    sizes = [self._size(v, seen | {expr.id}) for v in values] if values is not None else [None]
+                    self._constant_sizes[expr.id] = None if any(n is None for n in sizes) else max(
+                        n for n in sizes if n is not None)
+                return self._constant_sizes[expr.id]
             if isinstance(expr, ast.Attribute):
                 obj = self._lookup(self._resolve(expr) or "")
                 return len(obj) if isinstance(obj, str | bytes | tuple | frozenset) else None
