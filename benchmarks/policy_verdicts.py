@@ -42,6 +42,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATASET_FILES = {"humaneval": "HumanEval.jsonl.gz", "mbpp": "sanitized-mbpp.json"}
 
+# Dataset references that do what the skill contract forbids for every skill, whatever its class: they are not
+# benign skills, so they are not counted as benign. Each must be refused by the rule named here (any other outcome
+# is printed as a problem); the report lists them with the reason.
+OUTSIDE_CONTRACT: dict[str, tuple[str, str]] = {
+    "he_160_do_algebra": ("POL-DYNAMIC-CODE", "evaluates an expression string built from its input with eval()"),
+    "mbpp_264_dog_age": ("POL-TAMPER", "calls exit() on a negative age: it would end the host process"),
+    "mbpp_390_add_string": ("POL-ESCAPE", "calls .format() on a template the caller passes in, whose fields can "
+                            "read attributes by name ('{0.__class__}')"),
+}
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -155,8 +165,8 @@ def dataset_samples(folder: Path | None, limit: int = 0, tidy: bool = True) -> t
     sources = [s for _, s in wrapped]
     if tidy and sources:
         sources = _tidy_many(sources)
-    return [Sample(p.name, "benign", p.source, SideEffectClass.READ_ONLY, s)
-            for (p, _), s in zip(wrapped, sources, strict=True)], notes
+    return [Sample(p.name, "outside" if p.name in OUTSIDE_CONTRACT else "benign", p.source, SideEffectClass.READ_ONLY,
+                   s) for (p, _), s in zip(wrapped, sources, strict=True)], notes
 
 
 # -- verdicts ------------------------------------------------------------------------------------------------
@@ -174,6 +184,8 @@ def tally(verdicts: Iterable[Verdict]) -> Tally:
         counts = t.by_group.setdefault((v.sample.kind, v.sample.group), [0, 0])
         counts[0] += 1
         counts[1] += v.refused
+        if v.sample.kind == "outside":
+            continue
         if v.sample.kind == "benign":
             t.benign += 1
             t.false_rejects += v.refused
@@ -204,6 +216,10 @@ def figures(verdicts: list[Verdict], notes: list[str]) -> dict[str, Any]:
         "caught_by_other_rule": [{"name": v.sample.name, "rules": v.rules, "expect": list(v.sample.expect)}
                                  for v in verdicts if v.sample.kind == "hostile" and v.refused and v.sample.expect
                                  and not set(v.rules) & set(v.sample.expect)],
+        "outside_contract": [{"name": v.sample.name, "rule": OUTSIDE_CONTRACT[v.sample.name][0],
+                               "why": OUTSIDE_CONTRACT[v.sample.name][1], "rules": v.rules,
+                               "as_expected": OUTSIDE_CONTRACT[v.sample.name][0] in v.rules}
+                              for v in verdicts if v.sample.kind == "outside"],
         "ms_per_file": {"median": round(statistics.median(times), 3) if times else 0.0,
                         "p95": round(_percentile(times, 0.95), 3), "max": round(max(times, default=0.0), 3),
                         "total": round(sum(times), 1)},
@@ -230,6 +246,12 @@ def report(fig: dict[str, Any]) -> str:
         out += ["", "hostile caught by a rule other than the expected ones:"]
         out += [f"  {c['name']}: {' '.join(c['rules'])} (expected {' '.join(c['expect'])})"
                 for c in fig["caught_by_other_rule"]]
+    if fig["outside_contract"]:
+        out += ["", "dataset references outside the skill contract (not counted as benign; each must be refused by "
+                    "the rule named):"]
+        out += [f"  {o['name']}: {o['why']} -- refused by {o['rule']}: "
+                f"{'yes' if o['as_expected'] else 'NO, ' + (' '.join(o['rules']) or 'accepted')}"
+                for o in fig["outside_contract"]]
     ms = fig["ms_per_file"]
     out += ["", f"time per file (static gates, in process): median {ms['median']} ms, p95 {ms['p95']} ms, "
                 f"max {ms['max']} ms, total {ms['total']} ms", fig["line"]]
