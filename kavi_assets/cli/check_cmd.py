@@ -53,10 +53,12 @@ def check(
                       soft_wrap=True)
         return
     table = Table(title=f"{file}: {len(violations)} violation(s) for {cls.value}")
-    for col in ("rule", "line", "source", "why"):
+    for col in ("rule", "line", "source", "why", "instead"):
         table.add_column(col, overflow="fold")
     for v in violations:
-        table.add_row(v.rule_id, str(v.line), v.source.strip(), v.why)
+        # Policy messages end with the allowed way (the same text the retry packet carries to the model).
+        why, _, instead = v.why.partition("; instead: ")
+        table.add_row(v.rule_id, str(v.line), v.source.strip(), why, instead)
     console.print(table)
     rules = ", ".join(sorted({v.rule_id for v in violations}))
     # The verdict line is for scripts too: never wrapped, whatever the terminal width or the file path's length.

@@ -1,85 +1,33 @@
-"""What a denied module gives a skill, as a capability and the rule id that reports it."""
+"""What a refused name gives a skill, as the rule that reports it, the reason and the allowed way.
 
-MODULE_CAPABILITIES: dict[str, tuple[str, str]] = {
-    # module root: (rule id, capability)
-    "os": ("POL-PROCESS", "process execution, environment and filesystem access"),
-    "subprocess": ("POL-PROCESS", "process execution"),
-    "multiprocessing": ("POL-PROCESS", "process execution"),
-    "pty": ("POL-PROCESS", "process execution"),
-    "posix": ("POL-PROCESS", "process execution"),
-    "concurrent": ("POL-TAMPER", "threads or processes that outlive the call"),
-    "threading": ("POL-TAMPER", "threads that outlive the call"),
-    "_thread": ("POL-TAMPER", "threads that outlive the call"),
-    "signal": ("POL-TAMPER", "signal handlers"),
-    "atexit": ("POL-TAMPER", "exit hooks"),
-    "sys": ("POL-TAMPER", "interpreter tampering (sys.modules, sys.path)"),
-    "builtins": ("POL-TAMPER", "builtins tampering"),
-    "gc": ("POL-INTROSPECTION", "object graph introspection"),
-    "inspect": ("POL-INTROSPECTION", "frame and code introspection"),
-    "traceback": ("POL-INTROSPECTION", "frame introspection"),
-    "types": ("POL-DYNAMIC-CODE", "code and function objects"),
-    "socket": ("POL-NETWORK", "network access around the HTTP handle"),
-    "ssl": ("POL-NETWORK", "network access"),
-    "urllib": ("POL-NETWORK", "network access around the HTTP handle"),
-    "http": ("POL-NETWORK", "network access around the HTTP handle"),
-    "httpx": ("POL-NETWORK", "network access around the HTTP handle"),
-    "requests": ("POL-NETWORK", "network access around the HTTP handle"),
-    "asyncio": ("POL-NETWORK", "network and subprocess access"),
-    "ftplib": ("POL-NETWORK", "network access"),
-    "smtplib": ("POL-NETWORK", "network access (messaging)"),
-    "telnetlib": ("POL-NETWORK", "network access"),
-    "xmlrpc": ("POL-NETWORK", "network access"),
-    "ctypes": ("POL-NATIVE", "native code"),
-    "cffi": ("POL-NATIVE", "native code"),
-    "mmap": ("POL-NATIVE", "raw memory"),
-    "importlib": ("POL-DYNAMIC-CODE", "dynamic imports"),
-    "imp": ("POL-DYNAMIC-CODE", "dynamic imports"),
-    "pkgutil": ("POL-DYNAMIC-CODE", "dynamic imports"),
-    "runpy": ("POL-DYNAMIC-CODE", "dynamic code"),
-    "code": ("POL-DYNAMIC-CODE", "dynamic code"),
-    "codeop": ("POL-DYNAMIC-CODE", "dynamic code"),
-    "marshal": ("POL-DYNAMIC-CODE", "code object loading"),
-    "pickle": ("POL-DYNAMIC-CODE", "pickle loads run arbitrary code"),
-    "shelve": ("POL-DYNAMIC-CODE", "pickle loads run arbitrary code"),
-    "dill": ("POL-DYNAMIC-CODE", "pickle loads run arbitrary code"),
-    "pathlib": ("POL-FS", "filesystem access around the vault handle"),
-    "io": ("POL-FS", "filesystem access around the vault handle"),
-    "shutil": ("POL-FS", "filesystem writes"),
-    "tempfile": ("POL-FS", "filesystem writes"),
-    "glob": ("POL-FS", "filesystem reads outside the vault"),
-    "fileinput": ("POL-FS", "filesystem reads outside the vault"),
-    "sqlite3": ("POL-FS", "filesystem writes"),
-    "zipfile": ("POL-FS", "filesystem access"),
-    "tarfile": ("POL-FS", "filesystem access"),
-    "linecache": ("POL-FS", "filesystem reads"),
-    "codecs": ("POL-FS", "filesystem access (codecs.open)"),
-}
+The decisions are data (default_policy.yaml's `alternatives`, capability_map.yaml's `modules`); these helpers only
+read them, so a message always says what to use instead.
+"""
 
-# Names in the policy's `denied_attributes`, with the rule and capability that report them; anything else there
-# is an introspection escape (frame, code and generator internals).
-ATTRIBUTE_CAPABILITIES: dict[str, tuple[str, str]] = {
-    "FunctionType": ("POL-DYNAMIC-CODE", "functions built from code objects"),
-    "CodeType": ("POL-DYNAMIC-CODE", "code objects"),
-    "LambdaType": ("POL-DYNAMIC-CODE", "functions built from code objects"),
-    "ForwardRef": ("POL-DYNAMIC-CODE", "strings evaluated as type expressions (eval)"),
-    "get_type_hints": ("POL-DYNAMIC-CODE", "string annotations evaluated at run time (eval)"),
-    "evaluate_forwardref": ("POL-DYNAMIC-CODE", "strings evaluated as type expressions (eval)"),
-    "create_model": ("POL-DYNAMIC-CODE", "classes built at run time from values, string types evaluated (eval)"),
-    "make_dataclass": ("POL-DYNAMIC-CODE", "classes built at run time from values, string types evaluated (eval)"),
-    "import_string": ("POL-DYNAMIC-CODE", "imports by name"),
-    "ImportString": ("POL-DYNAMIC-CODE", "imports by name while validating input"),
-    "parse_file": ("POL-FS", "reads a file by path, around the vault handle"),
-    "parse_file_as": ("POL-FS", "reads a file by path, around the vault handle"),
-    "FilePath": ("POL-FS", "probes paths outside the vault"),
-    "DirectoryPath": ("POL-FS", "probes paths outside the vault"),
-    "NewPath": ("POL-FS", "probes paths outside the vault"),
-    "Formatter": ("POL-ESCAPE", "format fields that reach attributes by name"),
-}
+from kavi_assets.policy.policy import Policy, Refusal
 
 
-def capability_of(module: str) -> tuple[str, str]:
-    return MODULE_CAPABILITIES.get(module.split(".")[0], ("POL-IMPORT", "a module outside the allowlist"))
+def attribute_refusal(policy: Policy, name: str) -> Refusal:
+    """Why an attribute in the policy's `denied_attributes` is refused (frame, code and generator internals when the
+    policy names nothing more specific)."""
+    found = policy.alternatives.get(name)
+    if found is not None and found.rule:
+        return found
+    return Refusal(rule="POL-INTROSPECTION", reason="frame, code or generator internals",
+                   instead=policy.alternative("POL-INTROSPECTION"))
 
 
-def attribute_capability(name: str) -> tuple[str, str]:
-    return ATTRIBUTE_CAPABILITIES.get(name, ("POL-INTROSPECTION", "frame, code or generator internals"))
+def module_refusal(policy: Policy, module: str, side_effect: str) -> Refusal:
+    """Why importing (or reaching) `module` is refused for a skill of class `side_effect`."""
+    entry = policy.module_entry(module)
+    if entry is None:
+        return Refusal(rule="POL-IMPORT", reason="a module the capability map does not list (or a private part of one)",
+                       instead=policy.alternative("POL-IMPORT"))
+    listed, e = entry
+    if e.verdict == "needs":
+        return Refusal(rule=e.rule, reason=f"{e.reason}: a capability of {e.needs} skills, only through its handle",
+                       instead=e.instead)
+    if e.verdict == "refused":
+        return Refusal(rule=e.rule, reason=e.reason, instead=e.instead)
+    return Refusal(rule="POL-IMPORT", reason=f"{listed!r} is not in this policy's imports for {side_effect} skills",
+                   instead=policy.alternative("POL-IMPORT"))
