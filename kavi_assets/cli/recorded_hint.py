@@ -1,0 +1,20 @@
+"""The one line that says the recorded model cannot forge a person's own proposal, and how to configure a model."""
+
+import os
+
+NOT_CONFIGURED_FIX = (
+    "no model endpoint is configured, and the recorded model answers only the shipped examples; point the forge at "
+    "an OpenAI-compatible endpoint with KAVI_LLM_BASE_URL and KAVI_LLM_MODELS (README: Using a real model)"
+)
+
+
+def recorded_model_note(name: str) -> str | None:
+    """The line for a proposal the recorded model has no recording of, when no endpoint is configured; else None."""
+    from kavi_assets.config import env_base_url
+    from kavi_assets.llm.recorded import default_cassette_dir, load_cassettes
+
+    if env_base_url(os.environ):
+        return None
+    if name in load_cassettes(default_cassette_dir()).by_skill:
+        return None
+    return f"{name}: {NOT_CONFIGURED_FIX}"
