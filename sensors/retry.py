@@ -65,6 +65,10 @@ def retry_failed_attempts(
         if note["escalated"]:
             skip(key, f"{name} attempt {attempt}: escalated ({', '.join(note['triggers'])}); waits for a person")
             continue
+        if note["failure_kind"] == FailureKind.LLM_NOT_CONFIGURED.value:
+            skip(key, f"{name} attempt {attempt}: no model endpoint for it (the recorded model answers only the "
+                      f"shipped examples); set KAVI_LLM_BASE_URL and KAVI_LLM_MODELS, then kavi forge {name}")
+            continue
         if note["status"] != ProposalStatus.FAILED.value or attempt != note["latest_attempt"]:
             skip(key, f"{name} attempt {attempt}: no longer the latest failure (status {note['status']})")
             continue

@@ -2,10 +2,9 @@
 
 import os
 
-NOT_CONFIGURED_FIX = (
-    "no model endpoint is configured, and the recorded model answers only the shipped examples; point the forge at "
-    "an OpenAI-compatible endpoint with KAVI_LLM_BASE_URL and KAVI_LLM_MODELS (README: Using a real model)"
-)
+from kavi_assets.llm.client import NOT_CONFIGURED_FIX
+
+__all__ = ["NOT_CONFIGURED_FIX", "recorded_model_note"]
 
 
 def recorded_model_note(name: str) -> str | None:
