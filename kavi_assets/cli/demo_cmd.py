@@ -136,7 +136,7 @@ def closing_lines(home: Path, dagster_home: Path) -> list[str]:
     return [
         "Open the UI:",
         f"  KAVI_HOME={home} DAGSTER_HOME={dagster_home} dagster dev -m kavi_assets.definitions",
-        "  then browse Assets → forge (lineage graph, partitions, per-gate checks).",
+        "  then open Catalog → the forge group (lineage graph, partitions, per-gate checks).",
         "Inspect from the shell:",
         f"  kavi status --home {home}",
         f"  kavi lineage slugify_title --home {home}",
@@ -147,7 +147,7 @@ def summary_table(ctx: Any, names: list[str]) -> Table:
     """One row per proposal, narrow enough for a 100-column terminal: each attempt on a line of its own (`aN
     model`), its failure kind indented below it, instead of comma-joined lists that rich had to cut."""
     trusted = {t.name: t for t in ctx.records.trusted()}
-    table = Table(title="Forge summary", show_lines=True)
+    table = Table(title="Forge summary")
     table.add_column("skill")
     table.add_column("class")
     table.add_column("status")

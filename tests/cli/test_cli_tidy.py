@@ -206,3 +206,15 @@ def test_forge_verdict_is_a_line_not_a_traceback(kavi_home: KaviHome, monkeypatc
     assert any(line.strip().startswith(gate_line) for line in lines[1:]), lines
     note = [line for line in lines if line.strip().startswith("research note: ")]
     assert note and Path(note[0].split("research note: ", 1)[1].split()[0]).is_file(), lines
+
+
+def test_readme_shows_what_the_cli_prints(kavi_home: KaviHome) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    ctx, names = _home_like_the_demo(kavi_home)
+    out = io.StringIO()
+    demo_cmd.print_summary(ctx, names, Console(file=out, width=100, force_terminal=False, color_system=None))
+    header = next(line for line in out.getvalue().splitlines() if "skill" in line and "attempts" in line)
+    assert header.rstrip() in readme  # the demo summary's columns, as printed
+    assert "`kavi --version`" in readme and "**Exit status**" in readme
+    assert "FAILED, ESCALATED or GATE_VIOLATION" in readme
+    assert readme.count("LLM_NOT_CONFIGURED") >= 3  # intake, `dagster asset materialize`, the client's retries
