@@ -18,8 +18,8 @@ EXIT_STATUS_HELP = (
     "attempt FAILED, ESCALATED or GATE_VIOLATION, a skill run that failed, a check or audit that found a problem) "
     "or a step that crashed; 2 a usage error (a bad argument or option, an input that does not match the skill's "
     "schema, a refused run, a missing proposal, a bad KAVI_* setting or no model endpoint for the proposal). "
-    "Results go to stdout, errors and usage errors to stderr. With --json the outcome is in the document and the "
-    "exit status is 0 once it is printed."
+    "Results go to stdout, errors and usage errors to stderr. `kavi forge --json` puts the attempt's outcome in "
+    "the document (status, failure_kind, errors) and exits 0 once it is printed."
 )
 
 _PASSING = ("VERIFIED", "TRUSTED")

@@ -218,3 +218,14 @@ def test_readme_shows_what_the_cli_prints(kavi_home: KaviHome) -> None:
     assert "`kavi --version`" in readme and "**Exit status**" in readme
     assert "FAILED, ESCALATED or GATE_VIOLATION" in readme
     assert readme.count("LLM_NOT_CONFIGURED") >= 3  # intake, `dagster asset materialize`, the client's retries
+
+
+def test_retry_by_a_person_follows_the_same_verdict_rule(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KAVI_LLM_BASE_URL", raising=False)
+    assert runner.invoke(app, ["propose", str(EXAMPLES / "extract_emails.yaml")]).exit_code == 0
+    res = runner.invoke(app, ["retry", "extract_emails", "--by", "tester", "--hint", "stay inside skills/"])
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and "GATE_VIOLATION (GATE_VIOLATION)" not in res.output, res.output
+    assert re.match(r"extract_emails: attempt 1 \(recorded-coder-[ab]\) → GATE_VIOLATION  run \w{8}$",
+                    res.stdout.splitlines()[0]), res.stdout
+    assert "escalated (SECURITY_CLASS)" in res.stdout and "kavi retry extract_emails --by YOU" in res.stdout
