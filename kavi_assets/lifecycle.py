@@ -38,3 +38,6 @@ class FailureKind(StrEnum):
     # The forge's own environment failed (a gate tool missing, a full disk, a file-size limit, an oversized prompt):
     # not the model's outcome, never fed to the router, retried later outside the model's attempt budget.
     INFRASTRUCTURE = "INFRASTRUCTURE"
+    # No endpoint is configured and the recorded model has nothing for this proposal: a configuration problem for
+    # the person running the forge, not the model's outcome (never fed to the router, never retried on its own).
+    LLM_NOT_CONFIGURED = "LLM_NOT_CONFIGURED"

@@ -46,14 +46,31 @@ def retry_failed_attempts(
     now = datetime.now(UTC)
     requests: list[dg.RunRequest] = []
     skipped: list[str] = []
+    # What each note's line said at the last tick: a line is logged when it changes, not every tick (the cursor
+    # re-reads the latest note, and every note after one still backing off, each time).
+    said: dict[str, str] = cursor.get("said", {})
+    changed: list[str] = []
+    now_said: dict[str, str] = {}
+
+    def skip(key: str, line: str) -> None:
+        skipped.append(line)
+        now_said[key] = line
+        if said.get(key) != line:
+            changed.append(line)
+
     hold: datetime | None = None
     for note in notes:
         name, attempt = note["name"], int(note["attempt"])
+        key = f"{name}:{attempt}"
         if note["escalated"]:
-            skipped.append(f"{name} attempt {attempt}: escalated ({', '.join(note['triggers'])}); waits for a person")
+            skip(key, f"{name} attempt {attempt}: escalated ({', '.join(note['triggers'])}); waits for a person")
+            continue
+        if note["failure_kind"] == FailureKind.LLM_NOT_CONFIGURED.value:
+            skip(key, f"{name} attempt {attempt}: no model endpoint for it (the recorded model answers only the "
+                      f"shipped examples); set KAVI_LLM_BASE_URL and KAVI_LLM_MODELS, then kavi forge {name}")
             continue
         if note["status"] != ProposalStatus.FAILED.value or attempt != note["latest_attempt"]:
-            skipped.append(f"{name} attempt {attempt}: no longer the latest failure (status {note['status']})")
+            skip(key, f"{name} attempt {attempt}: no longer the latest failure (status {note['status']})")
             continue
         infra = note["failure_kind"] == FailureKind.INFRASTRUCTURE.value
         if infra:
@@ -65,7 +82,7 @@ def retry_failed_attempts(
         if ready_at > now:
             hold = note["created_at"] if hold is None else min(hold, note["created_at"])
             why = " after an infrastructure failure (not the model's)" if infra else ""
-            skipped.append(f"{name} attempt {attempt + 1}: backing off{why} until {ready_at.isoformat()}")
+            skip(key, f"{name} attempt {attempt + 1}: backing off{why} until {ready_at.isoformat()}")
             continue
         requests.append(
             dg.RunRequest(
@@ -81,8 +98,9 @@ def retry_failed_attempts(
         )
     # Notes still backing off keep the cursor at them, so they are seen again; run keys drop duplicates.
     new_since = hold if hold is not None else notes[-1]["created_at"]
-    context.update_cursor(json.dumps({"since": new_since.isoformat()}))
-    for line in skipped:
+    # Only the notes this tick read are remembered: the cursor stays as small as the window it re-reads.
+    context.update_cursor(json.dumps({"since": new_since.isoformat(), "said": now_said}))
+    for line in changed:
         context.log.info(line)
     if not requests:
         return dg.SkipReason("; ".join(skipped) or "nothing to retry")

@@ -1,7 +1,8 @@
 """The Dagster side of the CLI: a persistent DAGSTER_HOME, dynamic partitions, and in-process forge runs."""
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,3 +128,19 @@ def sweep_before_launch(home: KaviHome) -> Any:
     from sensors.sweep import sweep
 
     return sweep(home, instance(), fix=True, sandboxes=False)
+
+
+@contextmanager
+def quiet_dagster_logs() -> Iterator[None]:
+    """Dagster log records below the CLI's level ($KAVI_DAGSTER_LOG, CRITICAL by default) are not printed while
+    the CLI evaluates a sensor in process: a sensor context logs through its own console handler at INFO."""
+    import logging
+
+    level = logging.getLevelName(os.environ.get("KAVI_DAGSTER_LOG", "CRITICAL").upper())
+    threshold = level if isinstance(level, int) else logging.CRITICAL
+    previous = logging.root.manager.disable
+    logging.disable(max(previous, threshold - 1))
+    try:
+        yield
+    finally:
+        logging.disable(previous)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -26,12 +27,13 @@ def _retry_requests(home_res: Any, gates_res: Any, cursor: str | None) -> tuple[
     """Evaluate the real retry sensor once, as the daemon would, and return its run requests and cursor."""
     import dagster as dg
 
-    from kavi_assets.cli.dagster_env import instance
+    from kavi_assets.cli.dagster_env import instance, quiet_dagster_logs
     from sensors.retry import retry_failed_attempts
 
     ctx = dg.build_sensor_context(instance=instance(), cursor=cursor,
                                   resources={"home": home_res, "gates": gates_res})
-    result = retry_failed_attempts(ctx)
+    with quiet_dagster_logs():  # the sensor's log lines are the daemon's; the demo prints its own
+        result = retry_failed_attempts(ctx)
     requests = list(result.run_requests or []) if isinstance(result, dg.SensorResult) else []
     return requests, ctx.cursor
 
@@ -46,6 +48,7 @@ def demo(
     sensor), approve what verified, and print a summary and how to open the UI."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.cli.main import forge_once
+    from kavi_assets.cli.outcome import verdict_text
     from kavi_assets.forge.context import ForgeContext
     from kavi_assets.forge.pipeline import approve, intake
     from kavi_assets.lifecycle import ProposalStatus
@@ -90,8 +93,8 @@ def demo(
             crashed += len(out["errors"])
             for e in out["errors"]:
                 console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
-            console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
-                          + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
+            console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}",
+                          highlight=False)
     cursor: str | None = None
     for _ in range(max_rounds):
         requests, cursor = _retry_requests(home_res, gates_res, cursor)
@@ -103,9 +106,8 @@ def demo(
             crashed += len(out["errors"])
             for e in out["errors"]:
                 console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
-            console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {out['status']}"
-                          + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
-                          + f"   [dim]requested by the retry sensor ({req.run_key})[/]")
+            console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}"
+                          f"   [dim]requested by the retry sensor ({req.run_key})[/]", highlight=False)
 
     for name in names:
         row = ctx.records.require_proposal(name)
@@ -115,12 +117,10 @@ def demo(
     run_job("registry", None, tags={"kavi/trigger": "demo"})
     run_job("learn", None, tags={"kavi/trigger": "demo"})
 
-    _summary(ctx, names)
-    elapsed = time.monotonic() - started
-    console.print(f"\nfinished in {elapsed:.1f}s. Open the UI:\n"
-                  f"  KAVI_HOME={h.root} DAGSTER_HOME={dagster_home} dagster dev -m kavi_assets.definitions\n"
-                  "then browse Assets → forge (lineage graph, partitions, per-gate checks).\n"
-                  f"Inspect from the shell: kavi status --home {h.root} | kavi lineage slugify_title --home {h.root}")
+    print_summary(ctx, names, console)
+    console.print(f"\nfinished in {time.monotonic() - started:.1f}s.", highlight=False)
+    for line in closing_lines(h.root, dagster_home):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if crashed:
         raise typer.Exit(_fail_steps(crashed))
 
@@ -131,23 +131,45 @@ def _fail_steps(n: int) -> int:
     return 1
 
 
-def _summary(ctx: Any, names: list[str]) -> None:
+def closing_lines(home: Path, dagster_home: Path) -> list[str]:
+    """Where to look next: the UI, then each shell command on a line of its own (no "a | b" that reads like a pipe)."""
+    return [
+        "Open the UI:",
+        f"  KAVI_HOME={home} DAGSTER_HOME={dagster_home} dagster dev -m kavi_assets.definitions",
+        "  then open Catalog → the forge group (lineage graph, partitions, per-gate checks).",
+        "Inspect from the shell:",
+        f"  kavi status --home {home}",
+        f"  kavi lineage slugify_title --home {home}",
+    ]
+
+
+def summary_table(ctx: Any, names: list[str]) -> Table:
+    """One row per proposal, narrow enough for a 100-column terminal: each attempt on a line of its own (`aN
+    model`), its failure kind indented below it, instead of comma-joined lists that rich had to cut."""
     trusted = {t.name: t for t in ctx.records.trusted()}
     table = Table(title="Forge summary")
-    for col in ("skill", "class", "status", "trusted version", "attempts", "models", "failures on the way", "sha256"):
-        table.add_column(col)
+    table.add_column("skill")
+    table.add_column("class")
+    table.add_column("status")
+    table.add_column("version", justify="right")
+    table.add_column("sha256")
+    table.add_column("attempts", overflow="fold")
     for name in names:
         row = ctx.records.require_proposal(name)
-        builds = ctx.records.builds(name)
-        fails = [f"a{b.attempt_number}:{b.failure_kind}" for b in builds if b.failure_kind]
+        attempts: list[str] = []
+        for b in ctx.records.builds(name):
+            attempts.append(f"a{b.attempt_number} {escape(str(b.model or '?'))}")
+            if b.failure_kind:
+                attempts.append(f"  [yellow]{escape(b.failure_kind)}[/]")
         colour = {"TRUSTED": "green", "GATE_VIOLATION": "red", "ESCALATED": "red"}.get(row.status.value, "yellow")
-        table.add_row(
-            name, row.proposal.side_effect_class.value, f"[{colour}]{row.status.value}[/]",
-            f"{name}@{trusted[name].version}" if name in trusted else "", str(len(builds)),
-            ", ".join(f"a{b.attempt_number}:{b.model}" for b in builds), ", ".join(fails),
-            trusted[name].source_sha256[:12] if name in trusted else "",
-        )
-    console.print(table)
+        t = trusted.get(name)
+        table.add_row(name, row.proposal.side_effect_class.value, f"[{colour}]{row.status.value}[/]",
+                      str(t.version) if t else "", t.source_sha256[:12] if t else "", "\n".join(attempts))
+    return table
+
+
+def print_summary(ctx: Any, names: list[str], out: Console) -> None:
+    out.print(summary_table(ctx, names))
 
 
 def _err(msg: str) -> int:

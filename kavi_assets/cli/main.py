@@ -10,11 +10,13 @@ from rich.table import Table
 
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
+from kavi_assets.cli.outcome import EXIT_STATUS_HELP
 from kavi_assets.home import KaviHome
 
 app = typer.Typer(
     name="kavi",
     help="Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step.",
+    epilog=EXIT_STATUS_HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -22,6 +24,20 @@ console = make_console()
 
 _RICH_TABLE_MAX_ROWS = 500
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kavi_assets import __version__
+
+        typer.echo(f"kavi {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="print the version and exit")] = False) -> None:
+    """Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step."""
 
 
 def _home(home: str | None) -> KaviHome:
@@ -84,6 +100,16 @@ def propose(
                   f"{len(proposal.holdout_examples)} holdout)", highlight=False, soft_wrap=True)
     if changed and row.revision > 1:
         _print_revision(ctx.records.revisions(proposal.name)[-1], row.trusted_version)
+    _print_recorded_model_note(proposal.name)
+
+
+def _print_recorded_model_note(name: str) -> None:
+    """One line on stderr when no endpoint is configured and the recorded model has nothing for this proposal."""
+    from kavi_assets.cli.recorded_hint import recorded_model_note
+
+    note = recorded_model_note(name)
+    if note:
+        make_console(stderr=True).print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
 
 def _no_llm() -> Any:
@@ -111,6 +137,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
+    from kavi_assets.cli.outcome import research_details
     from kavi_assets.config import validate_config
     from kavi_assets.forge.locks import attempt_lock
 
@@ -145,6 +172,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
         "failure_kind": build.failure_kind if build else None,
         "trusted_version": row.trusted_version,
         "infrastructure": _infrastructure_cause(records, name, build) if build else None,
+        **(research_details(records, h, name, build) if build else {}),
     }
 
 
@@ -174,33 +202,18 @@ def forge(
     home: HomeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
-    """Run the next attempt of NAME through Dagster (packet, build, gates, research, promotion)."""
+    """Run the next attempt of NAME through Dagster (packet, build, gates, research, promotion). Prints the verdict,
+    the gates that failed with their first message, where the research note is and what to do next."""
+    from kavi_assets.cli.outcome import print_forge_outcome
+
     h = _home(home)
     out = forge_once(h, name, tags={"kavi/trigger": "cli"})
     if as_json:
         _print_json(out)
         return
-    for e in out["errors"]:
-        make_console(stderr=True).print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-    if out["errors"]:
-        raise typer.Exit(1)  # a step crashed: its root cause is printed above
-    colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
-    console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → [{colour}]{out['status']}[/]"
-                  + (f" ({out['failure_kind']})" if out["failure_kind"] else "")
-                  + f"  run {out['run_id'][:8]}")
-    if out.get("trusted_version"):
-        console.print(f"  {name}@{out['trusted_version']} is the trusted version `kavi run {name}` runs")
-    if out["infrastructure"]:
-        make_console(stderr=True).print(
-            f"[red]error:[/] not the model's failure: {out['infrastructure']}. Nothing was charged to "
-            f"{out['model']}; the retry sensor tries again after a backoff (or: kavi forge {name})",
-            highlight=False, soft_wrap=True)
-        raise typer.Exit(1)
-    if out["status"] == "VERIFIED":
-        console.print(f"  awaiting approval: kavi approve {name} --by YOU")
-    elif out["status"] in ("FAILED", "ESCALATED", "GATE_VIOLATION"):
-        console.print(f"  see: kavi lineage {name}   next attempt: kavi forge {name}"
-                      + ("" if out["status"] == "FAILED" else f" (or kavi retry {name} --by YOU)"))
+    code = print_forge_outcome(name, out, console, make_console(stderr=True))
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -406,6 +419,7 @@ def retry(
     home: HomeOpt = None,
 ) -> None:
     """Record a person's decision to retry an escalated proposal (and a hint), then run the next attempt."""
+    from kavi_assets.cli.outcome import print_forge_outcome
     from kavi_assets.lifecycle import ProposalStatus
 
     h = _home(home)
@@ -417,12 +431,9 @@ def retry(
     records.set_status(name, ProposalStatus.PROPOSED, build_id=None,
                        reason=f"retry requested by {by}" + (f": {hint}" if hint else ""), actor=by)
     out = forge_once(h, name, tags={"kavi/trigger": "retry-by-person", "kavi/requested_by": by})
-    for e in out["errors"]:
-        make_console(stderr=True).print(f"[red]error:[/] {escape(str(e))}", highlight=False)
-    console.print(f"{name}: attempt {out['attempt']} ({out['model']}) → {out['status']}"
-                  + (f" ({out['failure_kind']})" if out["failure_kind"] else ""))
-    if out["errors"]:
-        raise typer.Exit(1)
+    code = print_forge_outcome(name, out, console, make_console(stderr=True))
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("schema")

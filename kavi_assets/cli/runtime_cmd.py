@@ -163,13 +163,20 @@ def skills(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
         typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
         return
     table = Table(title="Trusted skills (kavi run NAME runs the latest version; NAME@N pins one)")
-    for col in ("skill", "version", "versions", "class", "inputs", "description"):
-        table.add_column(col)
-    for i in infos:
-        d = i.to_dict()
-        props = ", ".join((d.get("input_schema") or {}).get("properties", {}))
-        table.add_row(d["name"], str(d["version"]), ", ".join(map(str, d["versions"])), d["side_effect_class"], props,
-                      str(d.get("description", ""))[:60])
+    rows = [i.to_dict() for i in infos]
+    # Names and classes are never cut (the other columns wrap to make room for them).
+    table.add_column("skill", no_wrap=True, min_width=max((len(d["name"]) for d in rows), default=5))
+    table.add_column("versions")
+    table.add_column("class", no_wrap=True, min_width=max((len(d["side_effect_class"]) for d in rows), default=5))
+    table.add_column("inputs")
+    table.add_column("outputs")
+    # Wrapped between words, never cut: the description is what tells a person which skill to run.
+    table.add_column("description", ratio=1, overflow="fold")
+    for d in rows:
+        fields = [", ".join((d.get(key) or {}).get("properties", {})) for key in ("input_schema", "output_schema")]
+        versions = ", ".join(map(str, d["versions"])) + (f" (runs {d['version']})" if len(d["versions"]) > 1 else "")
+        table.add_row(escape(d["name"]), versions, d["side_effect_class"], escape(fields[0]), escape(fields[1]),
+                      escape(str(d.get("error") or d.get("description") or "")))
     console.print(table)
 
 
@@ -188,9 +195,21 @@ def run(
         raise typer.BadParameter("--json must be a JSON object of the skill's input fields")
     confirmed = _confirm(runner.lookup(skill), yes)
     record = runner.run(skill, data, confirmed=confirmed)
+    if _is_input_error(record):
+        # An input that does not match the skill's schema is a usage error, like a bad option: one line on stderr,
+        # exit 2 (the refused run is still in the execution log).
+        if as_json:
+            typer.echo(json.dumps(record.summary(), indent=2))
+        make_console(stderr=True).print(f"[red]error:[/] {escape(str(record.error))} (execution {record.short_id}; "
+                                        f"kavi skills shows the schema)", highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
     _show(record, as_json)
     if not record.success:
         raise typer.Exit(1)
+
+
+def _is_input_error(record: Any) -> bool:
+    return not record.success and str(record.error or "").startswith("InputValidationError")
 
 
 def chain(

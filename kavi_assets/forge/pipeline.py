@@ -594,9 +594,13 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         parent = ctx.records.get_build(build.parent_build_id) if build.parent_build_id else None
     cls = classify(verify_outcome.build_failure)
     infra = cls.kind is FailureKind.INFRASTRUCTURE
+    # No endpoint for this proposal (the recorded model without a recording): the person's configuration, not the
+    # model and not a failure to review. Like infrastructure it costs the model nothing; it escalates nothing.
+    unconfigured = cls.kind is FailureKind.LLM_NOT_CONFIGURED
+    not_model = infra or unconfigured
     # Infrastructure failures are not the model's: they spend none of its attempt budget and are not compared
     # with its failures for a stuck loop (their own repeats are, so a broken tool escalates instead of looping).
-    model_previous = [n for n in previous if n["failure_kind"] != FailureKind.INFRASTRUCTURE.value]
+    model_previous = [n for n in previous if n["failure_kind"] not in _NOT_THE_MODELS]
     same_side = [n for n in previous if (n["failure_kind"] == FailureKind.INFRASTRUCTURE.value) == infra]
     packet = load_packet(ctx, build)
     prev_packet_text: str | None = None
@@ -604,7 +608,7 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         prev_packet_text = json.dumps(load_packet(ctx, parent).get("messages"), indent=1)
     budget = int(packet.get("attempt_budget") or attempt_budget(row.complexity or 0.0))
     advice_unavailable = False
-    if advice is None and not infra:
+    if advice is None and not not_model:
         advice, advice_unavailable = _advice(ctx, name, build, cls.kind, cls.facts)
     if advice:
         advice = Redactor.for_proposal(row.proposal).message(advice, 2000)
@@ -613,7 +617,7 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
             kind=cls.kind,
             fingerprint=cls.fingerprint,
             previous_fingerprints=[n["fingerprint"] for n in same_side],
-            attempt=len(model_previous) + (0 if infra else 1),
+            attempt=len(model_previous) + (0 if not_model else 1),
             budget=budget,
             declared_class=row.proposal.side_effect_class,
             advice=advice,
@@ -626,6 +630,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         triggers.append(Trigger.AMBIGUOUS)  # advice was asked for and the endpoint could not give it
     if infra and cls.facts.get("retryable") is False:
         triggers.append(Trigger.PROMPT_TOO_LONG)
+    if unconfigured:
+        triggers = []
     escalated = bool(triggers)
     if cls.kind is FailureKind.GATE_VIOLATION:
         status = ProposalStatus.GATE_VIOLATION
@@ -645,9 +651,11 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         "triggers": [str(t) for t in triggers],
         "escalated": escalated,
         "attempt_budget": budget,
-        "counts_against_model": not infra,
+        "counts_against_model": not not_model,
         "advice": advice,
-        "next": ("waits for a person: kavi retry NAME --by WHO [--hint TEXT]" if escalated
+        "next": (f"configure a model endpoint (KAVI_LLM_BASE_URL, KAVI_LLM_MODELS), then kavi forge {name}"
+                 if unconfigured
+                 else "waits for a person: kavi retry NAME --by WHO [--hint TEXT]" if escalated
                  else "the forge's own environment failed, not the model: the retry sensor tries again after a "
                       "backoff (kavi forge NAME to try now)" if infra
                  else "the next attempt may be requested (kavi forge NAME, or the retry sensor)"),
@@ -668,7 +676,7 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
             escalated=escalated, note=ref, lineage_parent=verify_outcome.report_sha256,
         )
         ctx.records.set_status(name, status, build_id=build.build_id, reason=reason)
-        if not infra:  # the router learns only from what the model did
+        if not not_model:  # the router learns only from what the model did
             _record_outcome(ctx, build, row, success=False, failure_kind=cls.kind.value)
     return ResearchOutcome(build.build_id, build.attempt_number, cls.kind, cls.fingerprint, cls.facts,
                            [str(t) for t in triggers], escalated, status, budget, ref.sha256)
@@ -678,6 +686,9 @@ def _counterexamples(results: Sequence[GateResult]) -> list[dict[str, Any]]:
     gate = next((r for r in results if r.gate == GATE_DIFFERENTIAL and not r.ok), None)
     found = gate.details.get("counterexamples") if gate is not None else None
     return [dict(c) for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+_NOT_THE_MODELS = (FailureKind.INFRASTRUCTURE.value, FailureKind.LLM_NOT_CONFIGURED.value)
 
 
 def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bool, failure_kind: str | None) -> None:

@@ -32,6 +32,15 @@ class LLMErrorKind(StrEnum):
     BAD_REQUEST = "BAD_REQUEST"
     PROMPT_TOO_LONG = "PROMPT_TOO_LONG"
     BAD_RESPONSE = "BAD_RESPONSE"  # the endpoint answered, but not as an OpenAI-compatible server would
+    # No endpoint is configured and the recorded model has no recording for this call: a configuration problem
+    # (point the forge at a real endpoint), not the model failing, and not worth retrying.
+    NOT_CONFIGURED = "NOT_CONFIGURED"
+
+
+NOT_CONFIGURED_FIX = (
+    "no model endpoint is configured, and the recorded model answers only the shipped examples; point the forge at "
+    "an OpenAI-compatible endpoint with KAVI_LLM_BASE_URL and KAVI_LLM_MODELS (README: Using a real model)"
+)
 
 
 TERMINAL_KINDS = frozenset({LLMErrorKind.AUTH, LLMErrorKind.MODEL_NOT_FOUND, LLMErrorKind.QUOTA})
@@ -162,6 +171,19 @@ def _classify(err: Exception, model: str, redactor: Redactor | None = None, trie
     return LLMError(LLMErrorKind.UNAVAILABLE, f"{type(err).__name__}: {text}", model)
 
 
+def _no_recording(err: openai.OpenAIError) -> bool:
+    body = getattr(err, "body", None)
+    return isinstance(body, dict) and body.get("code") == "no_recording"
+
+
+def _not_configured(err: openai.OpenAIError, model: str) -> LLMError:
+    """The recorded model's "no recording" answer, said as what it is: the server's own words, then the fix."""
+    body = getattr(err, "body", None)
+    said = str(body.get("message") or "") if isinstance(body, dict) else ""
+    return LLMError(LLMErrorKind.NOT_CONFIGURED, f"{said[:300]}: {NOT_CONFIGURED_FIX}" if said else NOT_CONFIGURED_FIX,
+                    model)
+
+
 def _bad_response(what: str, model: str) -> LLMError:
     return LLMError(LLMErrorKind.BAD_RESPONSE,
                     f"the endpoint did not answer as an OpenAI-compatible server ({what}); check KAVI_LLM_BASE_URL "
@@ -212,6 +234,8 @@ class LLMClient:
             try:
                 return fn()
             except openai.OpenAIError as err:
+                if self.settings.recorded and _no_recording(err):
+                    raise _not_configured(err, model) from None
                 if not _transient(err) or tries > self.settings.max_retries:
                     raise _classify(err, model, self._redactor, tries) from None
                 headers = getattr(getattr(err, "response", None), "headers", None)

@@ -109,6 +109,12 @@ def classify(failure: AttemptFailure) -> Classification:
                  "retryable": cause != "prompt_too_long"}
         keys = [f"infrastructure:{cause}"]
         return Classification(kind, facts, _fingerprint(kind, keys), keys)
+    if failure.stage == "llm" and failure.llm_error_kind == "NOT_CONFIGURED":
+        kind = FailureKind.LLM_NOT_CONFIGURED
+        keys = ["llm:NOT_CONFIGURED"]
+        facts = {"stage": "llm", "error": failure.message, "llm_error_kind": failure.llm_error_kind,
+                 "configuration": failure.message}
+        return Classification(kind, facts, _fingerprint(kind, keys), keys)
     if failure.stage == "llm":
         kind = FailureKind.TIMEOUT if failure.llm_error_kind == "TIMEOUT" else FailureKind.LLM_UNAVAILABLE
         facts = {

@@ -131,7 +131,7 @@ def test_run_tail_session_replay(trusted_home: KaviHome) -> None:
     record = json.loads(res.output)
     assert record["success"] and record["output"]["words"] == 3
     res = runner.invoke(app, ["run", "word_count", "--json", '{"txt": 1}'])
-    assert res.exit_code == 1 and "text" in res.output  # schema rejection names the field
+    assert res.exit_code == 2 and "text" in res.stderr  # schema rejection: a usage error naming the field
     tail = runner.invoke(app, ["tail", "--json"])
     rows = json.loads(tail.output)
     assert len(rows) == 2

@@ -1,0 +1,101 @@
+"""How the CLI tells a person what an attempt came to: one verdict line, which gates failed and with what first
+message, where the research note is, what to do next, and the exit status that goes with it."""
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from kavi_assets.home import KaviHome
+
+# The exit statuses every command follows (documented in `kavi --help`).
+EXIT_OK = 0
+EXIT_VERDICT = 1  # a verdict against what was asked: an attempt that did not verify, a failed run or check, a crash
+EXIT_USAGE = 2  # a usage or configuration error, printed as one line on stderr
+
+EXIT_STATUS_HELP = (
+    "Exit status: 0 done (for forge and retry: the attempt VERIFIED or is TRUSTED); 1 a verdict against it (an "
+    "attempt FAILED, ESCALATED or GATE_VIOLATION, a skill run that failed, a check or audit that found a problem) "
+    "or a step that crashed; 2 a usage error (a bad argument or option, an input that does not match the skill's "
+    "schema, a refused run, a missing proposal, a bad KAVI_* setting or no model endpoint for the proposal). "
+    "Results go to stdout, errors and usage errors to stderr. `kavi forge --json` puts the attempt's outcome in "
+    "the document (status, failure_kind, errors) and exits 0 once it is printed."
+)
+
+_PASSING = ("VERIFIED", "TRUSTED")
+_SHOWN_MESSAGES = 1  # per failed gate; `kavi lineage NAME` shows up to five, the research note all of them
+_NOT_CONFIGURED = "LLM_NOT_CONFIGURED"
+
+
+def verdict_text(out: dict[str, Any]) -> str:
+    """`→ STATUS (KIND)`, without repeating a failure kind that is the status itself (GATE_VIOLATION)."""
+    status, kind = str(out["status"]), out.get("failure_kind")
+    return status + (f" ({kind})" if kind and kind != status else "")
+
+
+def research_details(records: Any, home: KaviHome, name: str, build: Any) -> dict[str, Any]:
+    """The attempt's research note as the CLI shows it: its file, failed gates with their first messages,
+    allowlist violations and escalation triggers (empty when the attempt did not fail)."""
+    from kavi_assets.ledger.artifacts import ArtifactStore
+
+    note = next((n for n in reversed(records.research_notes(name)) if n["build_id"] == build.build_id), None)
+    if note is None:
+        return {"research_note": None, "failed_gates": [], "gate_messages": {}, "violations": [], "triggers": []}
+    facts = note["facts"] or {}
+    gates = facts.get("gates") or {}
+    return {
+        "research_note": str(ArtifactStore(home.artifacts_dir).path_for(note["note_sha256"])),
+        "failed_gates": sorted(facts.get("failed_gates") or gates),
+        "gate_messages": {g: [info.get("reason", ""), *info.get("messages", [])[:_SHOWN_MESSAGES]]
+                          for g, info in sorted(gates.items())},
+        "violations": list(facts.get("violations") or []),
+        "triggers": list(note["triggers"] or []),
+        "error": facts.get("error"),
+    }
+
+
+def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: Console) -> int:
+    """The outcome of one attempt as a person reads it; returns the exit status (see EXIT_STATUS_HELP)."""
+    for e in out["errors"]:
+        err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+    if out["errors"]:
+        return EXIT_VERDICT  # a step crashed: its root cause is printed above
+    colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
+    console.print(f"{name}: attempt {out['attempt']} ({escape(str(out['model']))}) → "
+                  f"[{colour}]{escape(verdict_text(out))}[/]  run {out['run_id'][:8]}", highlight=False,
+                  soft_wrap=True)
+    if out.get("trusted_version"):
+        console.print(f"  {name}@{out['trusted_version']} is the trusted version `kavi run {name}` runs",
+                      highlight=False, soft_wrap=True)
+    if out["infrastructure"]:
+        err.print(f"[red]error:[/] not the model's failure: {escape(out['infrastructure'])}. Nothing was charged to "
+                  f"{escape(str(out['model']))}; the retry sensor tries again after a backoff (or: kavi forge {name})",
+                  highlight=False, soft_wrap=True)
+        return EXIT_VERDICT
+    if out["status"] in _PASSING:
+        if out["status"] == "VERIFIED":
+            console.print(f"  awaiting approval: kavi approve {name} --by YOU", highlight=False)
+        return EXIT_OK
+    for gate, lines in (out.get("gate_messages") or {}).items():
+        reason, *first = [" ".join(str(x).split()) for x in lines]
+        console.print(f"  {gate}: {escape(reason)}" + (f" — {escape(first[0])}" if first else ""), highlight=False,
+                      soft_wrap=True)
+    for v in (out.get("violations") or [])[:5]:
+        console.print(f"  allowlist: {escape(str(v))}", highlight=False, soft_wrap=True)
+    if out.get("research_note"):
+        console.print(f"  research note: {escape(out['research_note'])}", highlight=False, soft_wrap=True)
+    if out.get("failure_kind") == _NOT_CONFIGURED:
+        from kavi_assets.cli.recorded_hint import NOT_CONFIGURED_FIX
+
+        err.print(f"[yellow]configuration:[/] {escape(NOT_CONFIGURED_FIX)}, then: kavi forge {name}",
+                  highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+    if out.get("triggers"):
+        console.print(f"  escalated ({escape(', '.join(out['triggers']))}): waits for a person — "
+                      f"kavi retry {name} --by YOU [--hint TEXT]", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"  next: kavi forge {name} (under dagster dev the retry sensor requests it)", highlight=False,
+                      soft_wrap=True)
+    console.print(f"  details: kavi lineage {name}", highlight=False, soft_wrap=True)
+    return EXIT_VERDICT
+
