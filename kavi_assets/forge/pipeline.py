@@ -42,6 +42,10 @@ class PromotionRefused(RuntimeError):
     """Promotion was asked for a build that may not be promoted; the message says why."""
 
 
+class NotVerified(PromotionRefused):
+    """The latest attempt did not pass verification: an expected verdict, not an error of the promotion step."""
+
+
 class AlreadyTrusted(PromotionRefused):
     """The build asked for is already a trusted version: nothing to approve or promote."""
 
@@ -649,7 +653,7 @@ def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
             f"{name}@{done.version} is already trusted (build {build.build_id}, approved by {done.approved_by}, "
             f"promotion #{done.seq})", done)
     if build.status != VERIFIED:
-        raise PromotionRefused(
+        raise NotVerified(
             f"{name}: the latest attempt ({build.build_id}, attempt {build.attempt_number}) did not pass "
             f"verification (status {build.status}{', ' + build.failure_kind if build.failure_kind else ''})"
         )
@@ -660,7 +664,7 @@ def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
     results = ctx.records.gate_results(build.build_id)
     failing = [r["gate"] for r in results if r["effective_verdict"] == "failed"]
     if not results or failing:
-        raise PromotionRefused(f"{name}: the verification report of {build.build_id} is not passing "
+        raise NotVerified(f"{name}: the verification report of {build.build_id} is not passing "
                                f"({', '.join(failing) or 'no gate results'})")
     if not build.skill_sha256:
         raise PromotionRefused(f"{name}: build {build.build_id} has no recorded skill source")
