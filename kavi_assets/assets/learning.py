@@ -36,8 +36,7 @@ def model_posteriors(
     posteriors = posteriors_from_counts(counts, models=models, prior_weight=gates.settings().prior_weight)
     png = plot_posteriors(posteriors, h.root / "plots", keep=PLOTS_KEPT)
     rows = posteriors_table_rows(posteriors)
-    columns = [dg.TableColumn(name, "string" if name in ("model", "task type", "95% CI") else "float")
-               for name in (rows[0] if rows else ["model", "task type"])]
+    columns = [dg.TableColumn(name, "string") for name in (rows[0] if rows else ["model", "task type"])]
     meta: dict[str, dg.MetadataValue] = {
         "outcomes": dg.MetadataValue.int(sum(c.successes + c.failures for c in counts)),
         "models": dg.MetadataValue.text(", ".join(models)),
@@ -45,9 +44,12 @@ def model_posteriors(
         "posteriors": dg.MetadataValue.table([dg.TableRecord(r) for r in rows], dg.TableSchema(columns)),
     }
     # The curves themselves, one small image per task type, drawn inline on the asset page (see
-    # posterior_curves_markdown); the PNG beside them is the same picture in full, one file per content hash.
+    # posterior_curves_markdown); the PNG is the same picture in full. Spaces in the key let its cell wrap, which
+    # leaves the values their room.
     for ttype in sorted({p.task_type for p in posteriors}):
-        meta[f"curves · {ttype}"] = dg.MetadataValue.md(posterior_curves_markdown(posteriors, ttype))
-    meta["plot"] = dg.MetadataValue.path(str(png))
+        meta[f"curves {ttype.replace('/', ' / ')}"] = dg.MetadataValue.md(posterior_curves_markdown(posteriors, ttype))
+    # Relative to the skills home: a full path is one unbreakable string that widens the metadata panel until its
+    # other values (the table, the curves) are clipped on the right.
+    meta["plot"] = dg.MetadataValue.text(f"{png.relative_to(h.root)} in the skills home")
     meta["posteriors_json"] = dg.MetadataValue.json([p.to_dict() for p in posteriors])
     return dg.MaterializeResult(metadata=meta)

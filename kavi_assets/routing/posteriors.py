@@ -165,10 +165,12 @@ def posterior_curves_markdown(posteriors: Sequence[Posterior], task_type: str) -
     for k in (49, 33, 25, 19, 15, 11):
         xs = [(i + 0.5) / k for i in range(k)]
         top = max((beta_pdf(x, p.alpha, p.beta) for p in group for x in xs), default=1.0) or 1.0
-        curves = "".join(f"<path stroke='{c}' d='{_svg_path(p, xs, top)}'/>"
-                         for c, p in zip(SVG_COLOURS, group, strict=False))
+        # The first curve is drawn wider, underneath: two models with the same counts stay two visible lines.
+        wide = " stroke-width='2'"
+        curves = "".join(f"<path stroke='{c}'{wide if i == 0 else ''} d='{_svg_path(p, xs, top)}'/>"
+                         for i, (c, p) in enumerate(zip(SVG_COLOURS, group, strict=False)))
         # The width alone sizes it (the height follows the view box); the baseline is the image's lower edge.
-        svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {_SVG_W} {_SVG_H}' width='480'>"
+        svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {_SVG_W} {_SVG_H}' width='360'>"
                f"<g fill='none' stroke-width='.6'>{curves}</g></svg>")
         text = f"![{task_type}](data:image/svg+xml,{quote(svg, safe=chr(39) + '=:/,.')})\n\n{legend}"
         if len(text) < UI_INLINE_MARKDOWN:
@@ -177,11 +179,12 @@ def posterior_curves_markdown(posteriors: Sequence[Posterior], task_type: str) -
 
 
 def posteriors_table_rows(posteriors: Sequence[Posterior]) -> list[dict[str, Any]]:
-    """One row per (model, task type): the columns a person reads first, narrow enough not to be clipped."""
+    """One row per (model, task type) in four columns, narrow enough for the asset page's metadata panel (a wider
+    table is clipped on the right there); latency and cost stay in the JSON entry beside it."""
+    # A zero-width space after the task type's "/" lets its cell wrap there instead of widening the table.
     return [{
-        "model": p.model, "task type": p.task_type, "successes": p.successes, "failures": p.failures,
-        "mean": round(p.mean, 3), "95% CI": f"{p.ci_low:.2f}–{p.ci_high:.2f}",
-        "latency ms": round(p.mean_latency_ms) if p.mean_latency_ms is not None else None,
+        "model": p.model, "task type": p.task_type.replace("/", "/\u200b"), "won/lost": f"{p.successes}/{p.failures}",
+        "mean (95% CI)": f"{p.mean:.2f} ({p.ci_low:.2f}–{p.ci_high:.2f})",
     } for p in posteriors]
 
 

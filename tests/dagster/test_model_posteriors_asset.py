@@ -30,10 +30,10 @@ def test_model_posteriors_metadata_draws_curves_inline(kavi_home: KaviHome) -> N
     table = meta["posteriors"]
     assert isinstance(table, dg.TableMetadataValue)
     assert {r.data["model"] for r in table.records} >= {"recorded-coder-a", "recorded-coder-b"}
-    curves = meta["curves · READ_ONLY/simple"]
+    curves = meta["curves READ_ONLY / simple"]
     assert isinstance(curves, dg.MarkdownMetadataValue)
     assert curves.value.startswith("![READ_ONLY/simple](data:image/svg+xml,") and len(curves.value) < UI_INLINE_MARKDOWN
     assert "recorded-coder-a (mean 0.50, n=2)" in curves.value
     # Two materializations of the same posteriors: one PNG.
     plots = list((kavi_home.root / "plots").iterdir())
-    assert [p.name for p in plots] == [meta["plot"].value.rsplit("/", 1)[1]]
+    assert [f"plots/{p.name} in the skills home" for p in plots] == [meta["plot"].value]

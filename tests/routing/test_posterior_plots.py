@@ -56,10 +56,9 @@ def test_many_models_still_fit_inline() -> None:
 
 def test_table_rows_are_narrow() -> None:
     rows = posteriors_table_rows(_posteriors())
-    assert len(rows) == 6 and set(rows[0]) == {"model", "task type", "successes", "failures", "mean", "95% CI",
-                                                "latency ms"}
+    assert len(rows) == 6 and list(rows[0]) == ["model", "task type", "won/lost", "mean (95% CI)"]
     row = next(r for r in rows if r["model"] == "recorded-coder-b" and r["task type"] == "READ_ONLY:simple")
-    assert row["mean"] == 0.7 and row["95% CI"].count("–") == 1
+    assert row["won/lost"] == "6/2" and re.fullmatch(r"0\.70 \(0\.\d\d–0\.\d\d\)", row["mean (95% CI)"])
 
 
 def test_one_png_per_content_and_the_folder_is_bounded(tmp_path: Path) -> None:
