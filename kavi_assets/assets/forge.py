@@ -55,18 +55,25 @@ def report_link(name: str) -> str:
     return f"/assets/{'/'.join(REPORT_KEY.path)}?view=partitions&partition={name}"
 
 
+_MD_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~"})
+
+
+def plain(text: str) -> str:
+    """Text that markdown shows as it is (a check's description is rendered as markdown): `__init__` stays
+    `__init__`, a `*` stays a star, and lines still wrap (a code block would not, and would widen the table)."""
+    return text.translate(_MD_SPECIALS)
+
+
 def check_description(name: str, attempt: int, build_id: str, gate: str, verdict: str, reason: str,
                       messages: list[str]) -> str:
-    """What a check's history row says without a click: which skill, attempt and build, the verdict, and the tool's
-    first messages verbatim (a code block, so markdown never eats a `*` or an `_` of a file name)."""
-    head = f"{name} · attempt {attempt} · build {build_id}: {gate} {verdict.upper()} — {reason[:300]}"
-    text = head.replace("\n", " ") + f"\n\n[{name}'s verification report]({report_link(name)})"
-    if messages:
-        fence = "`" * 3
-        shown = [m.replace(fence, "'''")[:300] for m in messages[:FIRST_MESSAGES]]
-        more = f"\n… {len(messages) - FIRST_MESSAGES} more" if len(messages) > FIRST_MESSAGES else ""
-        text += f"\n\n{fence}\n" + "\n".join(shown) + more + f"\n{fence}"
-    return text
+    """What a check's history row says without a click: the verdict, which skill, attempt and build, a link to the
+    partition's report, and the tool's first messages as plain text, one per line."""
+    lines = [f"{gate} {verdict.upper()}: {plain(reason[:300])}".replace("\n", " "),
+             f"{name}, attempt {attempt}, build {build_id} — [verification report]({report_link(name)})"]
+    lines += [f"- {plain(m[:300])}" for m in messages[:FIRST_MESSAGES]]
+    if len(messages) > FIRST_MESSAGES:
+        lines.append(f"- … {len(messages) - FIRST_MESSAGES} more (metadata: messages)")
+    return lines[0] + "\n\n" + lines[1] + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")
 
 
 def forge_context(home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource) -> ForgeContext:
@@ -229,7 +236,7 @@ def verify_and_research(
         r = by_gate.get(gate)
         if r is None:
             reason = out.build_failure.message if out.build_failure else "gate did not report"
-            reason = f"not run: the build failed before verification ({reason})"
+            reason = f"the build failed before verification ({reason})"
             checks.append(dg.AssetCheckResult(
                 asset_key=REPORT_KEY, check_name=f"gate_{gate}", passed=False,
                 description=check_description(name, out.attempt, out.build_id, gate, "not run", reason, []),
@@ -308,7 +315,8 @@ def status_line(ctx: ForgeContext, name: str) -> str:
     """The skill's status as the ledger has it now, with its latest attempt's failure kind: one short line."""
     row = ctx.records.require_proposal(name)
     build = ctx.records.latest_build(name)
-    kind = f" ({build.failure_kind})" if build is not None and build.failure_kind else ""
+    kind = (f" ({build.failure_kind})" if build is not None and build.failure_kind
+            and build.failure_kind != row.status.value else "")  # not "GATE_VIOLATION (GATE_VIOLATION)"
     attempt = f" after attempt {build.attempt_number}" if build is not None else ""
     trusted = f"; {name}@{row.trusted_version} is trusted" if row.trusted_version else ""
     return f"{row.status.value}{kind}{attempt}{trusted}"

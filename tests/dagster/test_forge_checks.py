@@ -12,7 +12,15 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from kavi_assets.assets.forge import GATE_CHECKS, PROPOSAL_KEY, REGISTRY_ENTRY_KEY, REPORT_KEY, RESEARCH_KEY
+from kavi_assets.assets.forge import (
+    GATE_CHECKS,
+    PROPOSAL_KEY,
+    REGISTRY_ENTRY_KEY,
+    REPORT_KEY,
+    RESEARCH_KEY,
+    check_description,
+    plain,
+)
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.forge.pipeline import NotVerified, intake, promotable_build
 from kavi_assets.home import KaviHome
@@ -82,9 +90,11 @@ def test_a_failed_gate_is_a_verdict_that_blocks_promotion_without_a_crash(
     build = ctx.records.latest_build("slugify_title")
     assert build is not None
     desc = ruff.description or ""
-    assert desc.startswith(f"slugify_title · attempt 1 · build {build.build_id}: ruff FAILED"), desc
-    assert "F401" in desc and "```" in desc  # the tool's own first message, verbatim, readable without a click
-    assert "/assets/forge/verification_report?view=partitions&partition=slugify_title" in desc
+    assert desc.startswith("ruff FAILED: 2 finding(s): F401, I001\n\n"), desc
+    assert f"slugify_title, attempt 1, build {build.build_id}" in desc
+    assert "(/assets/forge/verification_report?view=partitions&partition=slugify_title)" in desc
+    # The tool's own first messages, as plain text lines (markdown specials escaped), readable without a click.
+    assert "\n- skills/slugify\\_title.py:" in desc and "F401 \\`string\\` imported but unused" in desc, desc
     meta = ruff.metadata
     assert meta["skill"].value == "slugify_title" and meta["attempt"].value == 1
     assert meta["build_id"].value == build.build_id
@@ -131,3 +141,15 @@ def _latest_status(instance: dg.DagsterInstance, partition: str) -> str:
     assert obs is not None
     assert obs.tags.get("kavi/status") == str(obs.metadata["status"].value).split(" ", 1)[0]
     return str(obs.metadata["status"].value)
+
+
+def test_check_description_is_plain_text_in_markdown() -> None:
+    desc = check_description("x_y", 2, "x_y-a2-1", "policy", "failed", "1 violation(s)",
+                             [f"m{i} __init__ *a* [b] <c> | `d`" for i in range(7)])
+    head, who, msgs = desc.split("\n\n")
+    assert head == "policy FAILED: 1 violation(s)"
+    assert who.startswith("x_y, attempt 2, build x_y-a2-1 — [verification report](/assets/")
+    lines = msgs.split("\n")
+    assert lines[0] == "- m0 \\_\\_init\\_\\_ \\*a\\* \\[b\\] \\<c\\> \\| \\`d\\`"
+    assert len(lines) == 6 and lines[-1] == "- … 2 more (metadata: messages)"
+    assert plain("a\\b") == "a\\\\b"

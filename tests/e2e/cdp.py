@@ -82,13 +82,14 @@ class Browser:
                 raise AssertionError(f"not on the page after {timeout} s: {missing}; the page says: {page[:1500]}")
             time.sleep(0.5)
 
-    def click_text(self, text: str, selector: str = "button, [role=tab], a, span, div") -> bool:
-        """Click the innermost element whose own text is exactly `text`."""
+    def click_text(self, text: str, selector: str = "button, [role=tab], a, span, div", last: bool = False) -> bool:
+        """Click the innermost element whose own text is exactly `text` (the first such, or the last one)."""
+        pick = "inner[inner.length - 1]" if last else "inner[0]"
         return bool(self.js(
             f"(() => {{ const els = [...document.querySelectorAll({json.dumps(selector)})]"
             f".filter(e => e.innerText && e.innerText.trim() === {json.dumps(text)});"
             " const inner = els.filter(e => !els.some(o => o !== e && e.contains(o)));"
-            " if (!inner.length) return false; inner[0].click(); return true; })()"))
+            f" if (!inner.length) return false; {pick}.click(); return true; }})()"))
 
     def screenshot(self, out: Path, full_height: bool = False) -> Path:
         params: dict[str, Any] = {"format": "png"}
