@@ -91,6 +91,14 @@ class Browser:
             " const inner = els.filter(e => !els.some(o => o !== e && e.contains(o)));"
             f" if (!inner.length) return false; {pick}.click(); return true; }})()"))
 
+    def scroll_to_text(self, text: str) -> bool:
+        """Scroll the innermost element containing `text` into the middle of the view."""
+        return bool(self.js(
+            "(() => { const els = [...document.querySelectorAll('div, p, li, td')]"
+            f".filter(e => e.innerText && e.innerText.includes({json.dumps(text)}));"
+            " const inner = els.filter(e => !els.some(o => o !== e && e.contains(o)));"
+            " if (!inner.length) return false; inner[0].scrollIntoView({block: 'center'}); return true; })()"))
+
     def screenshot(self, out: Path, full_height: bool = False) -> Path:
         params: dict[str, Any] = {"format": "png"}
         if full_height:

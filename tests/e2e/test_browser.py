@@ -108,8 +108,10 @@ def _shot(browser: Browser, name: str, tmp_path: Path) -> Path:
 
 
 def test_lineage_page_screenshot(webserver: str, browser: Browser, tmp_path: Path) -> None:
-    browser.goto(f"{webserver}/assets/forge/verification_report?view=lineage")
-    browser.wait_for_text("build_packet", "skill_build", "verification_report", "research_note", "registry_entry")
+    # Four steps each way from the report: the whole forge group, proposal to skill_registry.
+    browser.goto(f"{webserver}/assets/forge/verification_report?view=lineage&lineageDepth=4")
+    browser.wait_for_text("proposal", "build_packet", "skill_build", "verification_report", "research_note",
+                          "registry_entry", "skill_registry")
     _shot(browser, "lineage.png", tmp_path)
 
 
@@ -123,11 +125,16 @@ def test_failed_partition_checks_name_the_skill_and_show_the_tool_messages(
     page = browser.wait_for_text("ruff FAILED: 2 finding(s): F401", "slugify_title, attempt 1, build slugify_title-a1-",
                                  "F401 `string` imported but unused", "verification report")
     assert "[Show Markdown]" not in page
+    assert browser.scroll_to_text("ruff FAILED: 2 finding(s)")
     _shot(browser, "checks_failed_partition.png", tmp_path)
-    # The same check's Partitions view: each skill's latest verdict, extract_emails (the allowlist violation) failed.
+    # The same check's Partitions view: each skill's latest verdict; extract_emails (the allowlist violation) failed,
+    # and its detail names it and says why, without a click on any metadata.
     assert browser.click_text("Partitions", selector="[role=tab]", last=True)  # the check's tab, not the asset's
-    browser.wait_for_text("extract_emails", "slugify_title")
-    _shot(browser, "checks_partitions.png", tmp_path)
+    browser.wait_for_text("extract_emails", "slugify_title", "Failed (1)")
+    assert browser.click_text("extract_emails")
+    browser.wait_for_text("ruff NOT RUN: the build failed before verification (the answer writes outside the "
+                          "allowlist)", "extract_emails, attempt 1, build extract_emails-a1-")
+    _shot(browser, "checks_partition_extract_emails.png", tmp_path)
 
 
 def test_proposal_partition_shows_its_status(webserver: str, browser: Browser, tmp_path: Path) -> None:
