@@ -70,7 +70,7 @@ def check_description(name: str, attempt: int, build_id: str, gate: str, verdict
     partition's report, and the tool's first messages as plain text, one per line."""
     lines = [f"{gate} {verdict.upper()}: {plain(reason[:300])}".replace("\n", " "),
              f"{name}, attempt {attempt}, build {build_id} — [verification report]({report_link(name)})"]
-    lines += [f"- {plain(m[:300])}" for m in messages[:FIRST_MESSAGES]]
+    lines += [f"- {plain(m[:300])}".replace("\n", " ") for m in messages[:FIRST_MESSAGES]]
     if len(messages) > FIRST_MESSAGES:
         lines.append(f"- … {len(messages) - FIRST_MESSAGES} more (metadata: messages)")
     return lines[0] + "\n\n" + lines[1] + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")
