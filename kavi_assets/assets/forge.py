@@ -2,6 +2,8 @@
 registry_entry. Each asset calls one function of the core and returns metadata that explains it."""
 
 import json
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import dagster as dg
@@ -25,15 +27,53 @@ REPORT_KEY = dg.AssetKey([*PREFIX, "verification_report"])
 RESEARCH_KEY = dg.AssetKey([*PREFIX, "research_note"])
 REGISTRY_ENTRY_KEY = dg.AssetKey([*PREFIX, "registry_entry"])
 
-GATE_CHECKS = [
-    dg.AssetCheckSpec(
-        name=f"gate_{gate}",
-        asset=REPORT_KEY,
-        blocking=True,
-        description=f"The {gate} gate passed on this build (run by the forge, independent of the builder).",
-    )
-    for gate in ALL_GATES
-]
+# Scoped to the proposals' partitions, so the Checks tab has a Partitions view and each evaluation names its skill
+# (Dagster 1.13 marks a partitioned check as a preview feature: the warning says nothing a user can act on).
+#
+# Not `blocking=True`: Dagster raises DagsterAssetCheckFailedError for a failed blocking check, which puts a stack
+# trace in the UI and fails the run for what is an expected verdict. Promotion is still blocked: `registry_entry`
+# reads the attempt's verdict from the ledger and records nothing for an attempt that failed a gate (and
+# `pipeline.promote` refuses such a build whoever asks), so a failed gate is a failed check, not a crashed run.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.PreviewWarning)
+    GATE_CHECKS = [
+        dg.AssetCheckSpec(
+            name=f"gate_{gate}",
+            asset=REPORT_KEY,
+            partitions_def=proposals_partitions,
+            description=f"The {gate} gate passed on this build (run by the forge, independent of the builder). "
+            "A failed gate blocks promotion: registry_entry records nothing for that attempt.",
+        )
+        for gate in ALL_GATES
+    ]
+
+FIRST_MESSAGES = 5  # the tool's first messages shown in a check's description, verbatim
+
+
+def report_link(name: str) -> str:
+    """The UI path of one partition's verification report (relative: it works on whatever host serves the UI)."""
+    return f"/assets/{'/'.join(REPORT_KEY.path)}?view=partitions&partition={name}"
+
+
+_MD_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~"})
+
+
+def plain(text: str) -> str:
+    """Text that markdown shows as it is (a check's description is rendered as markdown): `__init__` stays
+    `__init__`, a `*` stays a star, and lines still wrap (a code block would not, and would widen the table)."""
+    return text.translate(_MD_SPECIALS)
+
+
+def check_description(name: str, attempt: int, build_id: str, gate: str, verdict: str, reason: str,
+                      messages: list[str]) -> str:
+    """What a check's history row says without a click: the verdict, which skill, attempt and build, a link to the
+    partition's report, and the tool's first messages as plain text, one per line."""
+    lines = [f"{gate} {verdict.upper()}: {plain(reason[:300])}".replace("\n", " "),
+             f"{name}, attempt {attempt}, build {build_id} — [verification report]({report_link(name)})"]
+    lines += [f"- {plain(m[:300])}".replace("\n", " ") for m in messages[:FIRST_MESSAGES]]
+    if len(messages) > FIRST_MESSAGES:
+        lines.append(f"- … {len(messages) - FIRST_MESSAGES} more (metadata: messages)")
+    return lines[0] + "\n\n" + lines[1] + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")
 
 
 def forge_context(home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource) -> ForgeContext:
@@ -190,22 +230,30 @@ def verify_and_research(
     out = pipeline.verify(ctx, name, context.run.run_id)
     by_gate = {r.gate: r for r in out.results}
     checks = []
+    who = {"skill": name, "attempt": dg.MetadataValue.int(out.attempt), "build_id": out.build_id,
+           "report": dg.MetadataValue.url(report_link(name))}
     for gate in ALL_GATES:
         r = by_gate.get(gate)
         if r is None:
             reason = out.build_failure.message if out.build_failure else "gate did not report"
-            checks.append(dg.AssetCheckResult(asset_key=REPORT_KEY, check_name=f"gate_{gate}", passed=False,
-                                              description=f"not run: the build failed before verification ({reason})"))
+            reason = f"the build failed before verification ({reason})"
+            checks.append(dg.AssetCheckResult(
+                asset_key=REPORT_KEY, check_name=f"gate_{gate}", passed=False,
+                description=check_description(name, out.attempt, out.build_id, gate, "not run", reason, []),
+                metadata={**who, "verdict": "not run"}))
         else:
             checks.append(dg.AssetCheckResult(
                 asset_key=REPORT_KEY,
                 check_name=f"gate_{gate}",
                 passed=r.ok,
-                description=r.reason[:500],
+                description=check_description(name, out.attempt, out.build_id, gate, r.effective_verdict.value,
+                                              r.reason, r.messages),
                 metadata={
+                    **who,
                     "verdict": r.verdict.value,
                     "duration_s": dg.MetadataValue.float(round(r.duration_s, 4)),
-                    "messages": dg.MetadataValue.md("\n".join(f"- `{m}`" for m in r.messages[:20]) or "(none)"),
+                    # Plain text: shown as it is, never behind a "[Show Markdown]" button.
+                    "messages": dg.MetadataValue.text("\n".join(r.messages[:20]) or "(none)"),
                 },
             ))
     report_meta: dict[str, Any] = {
@@ -228,11 +276,27 @@ def verify_and_research(
         if ev.get("agreement_rate") is not None:
             report_meta["agreement_rate"] = dg.MetadataValue.float(float(ev["agreement_rate"]))
         report_meta["counterexamples"] = dg.MetadataValue.json(ev.get("counterexamples") or [])
-    yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
     if out.passed:
         pipeline.record_success(ctx, name, out.build_id)
+    failing = [r.gate for r in out.results if not r.ok]
+    report_meta["verdict"] = ("PASSED" if out.passed else f"FAILED ({', '.join(failing)})" if failing
+                              else "FAILED (the build failed before any gate could run)")
+    yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
+    if out.passed:
+        context.log.info(f"{name} attempt {out.attempt} (build {out.build_id}): every gate passed")
+        yield status_observation(ctx, name)
         return
     note = pipeline.research(ctx, name, out)
+    failed = failing or [f"none ran, the build failed ({note.kind.value})"]
+    note_path = ctx.store.path_for(note.note_sha256)
+    # The verdict, for a person reading the run's log: which gates, what happens next, where the research note is.
+    context.log.warning(
+        f"{name} attempt {note.attempt} (build {note.build_id}) failed verification: {', '.join(failed)} → "
+        f"{note.status.value} ({note.kind.value}); "
+        + (f"escalated ({', '.join(note.triggers)}): it waits for a person (kavi retry {name} --by WHO)"
+           if note.escalated else "the retry sensor requests the next attempt")
+        + f"; research note: {note_path}"
+    )
     facts_md = json.dumps(note.facts, indent=2)[:6000]
     yield dg.MaterializeResult(
         asset_key=RESEARCH_KEY,
@@ -241,7 +305,7 @@ def verify_and_research(
             "attempt": dg.MetadataValue.int(note.attempt),
             "failure_kind": note.kind.value,
             # INFRASTRUCTURE (a missing tool, a full disk...) is not the model's outcome: the router learns nothing.
-            "counts_against_model": dg.MetadataValue.bool(note.kind.value != "INFRASTRUCTURE"),
+            "counts_against_model": dg.MetadataValue.bool(note.kind.value not in pipeline.NOT_THE_MODELS),
             "fingerprint": note.fingerprint,
             "escalated": dg.MetadataValue.bool(note.escalated),
             "triggers": dg.MetadataValue.json(note.triggers),
@@ -249,8 +313,30 @@ def verify_and_research(
             "attempt_budget": dg.MetadataValue.int(note.budget),
             "facts": dg.MetadataValue.md(f"```json\n{facts_md}\n```"),
             "note_sha256": note.note_sha256,
+            "note_path": dg.MetadataValue.path(str(note_path)),
         },
     )
+    yield status_observation(ctx, name)
+
+
+def status_line(ctx: ForgeContext, name: str) -> str:
+    """The skill's status as the ledger has it now, with its latest attempt's failure kind: one short line."""
+    row = ctx.records.require_proposal(name)
+    build = ctx.records.latest_build(name)
+    kind = (f" ({build.failure_kind})" if build is not None and build.failure_kind
+            and build.failure_kind != row.status.value else "")  # not "GATE_VIOLATION (GATE_VIOLATION)"
+    attempt = f" after attempt {build.attempt_number}" if build is not None else ""
+    trusted = f"; {name}@{row.trusted_version} is trusted" if row.trusted_version else ""
+    return f"{row.status.value}{kind}{attempt}{trusted}"
+
+
+def status_observation(ctx: ForgeContext, name: str) -> dg.AssetObservation:
+    """The proposal partition's status after this step. A materialized partition is not a trusted skill: each
+    partition of `proposal` carries its TRUSTED / VERIFIED / FAILED / ESCALATED status as its latest event, which
+    the asset page's partition view shows, and the `kavi/status` tag makes the event list readable at a glance."""
+    line = status_line(ctx, name)
+    return dg.AssetObservation(asset_key=PROPOSAL_KEY, partition=name, metadata={"status": line},
+                               tags={"kavi/status": line.split(" ", 1)[0]})
 
 
 @dg.asset(
@@ -259,14 +345,21 @@ def verify_and_research(
     partitions_def=proposals_partitions,
     group_name=GROUP,
     kinds={"python"},
+    # Nothing is materialized for an attempt that failed verification: the gate checks' verdict blocks promotion
+    # here (see GATE_CHECKS), the step succeeds, and the run's log says why.
+    output_required=False,
     description="Promotion: the approval record, the source hash, and the copy into the skills home.",
 )
 def registry_entry(
     context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
-) -> dg.MaterializeResult:  # type: ignore[type-arg]
+) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
+    name = context.partition_key
     try:
-        out = pipeline.promote(ctx, context.partition_key)
+        out = pipeline.promote(ctx, name)
+    except pipeline.NotVerified as err:
+        context.log.info(f"not promoted: {err}")
+        return
     except pipeline.PromotionRefused as err:
         raise dg.Failure(description=str(err)) from err
     meta: dict[str, Any] = {
@@ -282,4 +375,5 @@ def registry_entry(
         meta["skill_path"] = dg.MetadataValue.path(str(ctx.home.root / out.skill_path))
     if out.promotion_seq is not None:
         meta["promotion_seq"] = dg.MetadataValue.int(out.promotion_seq)
-    return dg.MaterializeResult(metadata=meta)
+    yield dg.MaterializeResult(metadata=meta)
+    yield status_observation(ctx, name)

@@ -1,7 +1,5 @@
 """The model-outcome learner: Beta posteriors per (model, task type) from every attempt's outcome."""
 
-from datetime import UTC, datetime
-
 import dagster as dg
 
 from kavi_assets.ledger.records import ForgeRecords
@@ -9,14 +7,16 @@ from kavi_assets.ledger.store import Ledger
 from kavi_assets.routing.posteriors import (
     OutcomeCounts,
     plot_posteriors,
+    posterior_curves_markdown,
     posteriors_from_counts,
-    posteriors_markdown,
+    posteriors_table_rows,
 )
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
 
 MODEL_POSTERIORS_KEY = dg.AssetKey(["forge", "model_posteriors"])
+PLOTS_KEPT = 20  # plots/ keeps the newest PNGs, one per distinct picture
 
 
 @dg.asset(
@@ -34,14 +34,22 @@ def model_posteriors(
     counts = [OutcomeCounts(*row) for row in records.outcome_summary()]
     models = sorted(set(llm.get_client().settings.models) | {c.model for c in counts})
     posteriors = posteriors_from_counts(counts, models=models, prior_weight=gates.settings().prior_weight)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    png = plot_posteriors(posteriors, h.root / "plots" / f"model_posteriors_{stamp}.png")
-    return dg.MaterializeResult(
-        metadata={
-            "outcomes": dg.MetadataValue.int(sum(c.successes + c.failures for c in counts)),
-            "models": dg.MetadataValue.json(models),
-            "posteriors": dg.MetadataValue.md(posteriors_markdown(posteriors)),
-            "plot": dg.MetadataValue.path(str(png)),
-            "table": dg.MetadataValue.json([p.__dict__ if hasattr(p, "__dict__") else str(p) for p in posteriors]),
-        }
-    )
+    png = plot_posteriors(posteriors, h.root / "plots", keep=PLOTS_KEPT)
+    rows = posteriors_table_rows(posteriors)
+    columns = [dg.TableColumn(name, "string") for name in (rows[0] if rows else ["model", "task type"])]
+    meta: dict[str, dg.MetadataValue] = {
+        "outcomes": dg.MetadataValue.int(sum(c.successes + c.failures for c in counts)),
+        "models": dg.MetadataValue.text(", ".join(models)),
+        # A table entry, not a wide markdown table: the asset page shows it inline and without clipping.
+        "posteriors": dg.MetadataValue.table([dg.TableRecord(r) for r in rows], dg.TableSchema(columns)),
+    }
+    # The curves themselves, one small image per task type, drawn inline on the asset page (see
+    # posterior_curves_markdown); the PNG is the same picture in full. Spaces in the key let its cell wrap, which
+    # leaves the values their room.
+    for ttype in sorted({p.task_type for p in posteriors}):
+        meta[f"curves {ttype.replace('/', ' / ')}"] = dg.MetadataValue.md(posterior_curves_markdown(posteriors, ttype))
+    # Relative to the skills home: a full path is one unbreakable string that widens the metadata panel until its
+    # other values (the table, the curves) are clipped on the right.
+    meta["plot"] = dg.MetadataValue.text(f"{png.relative_to(h.root)} in the skills home")
+    meta["posteriors_json"] = dg.MetadataValue.json([p.to_dict() for p in posteriors])
+    return dg.MaterializeResult(metadata=meta)

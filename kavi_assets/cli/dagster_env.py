@@ -25,13 +25,19 @@ _PREVIOUS_DAGSTER_YAML = _HEADER + _QUEUE
 # that runs for more than an hour is terminated and failed. The default run launcher has no worker health check,
 # so a run whose process was killed stays STARTED until then; the stale_run_sweep sensor, `kavi doctor --fix` and
 # every `kavi forge` mark such runs failed at once (their process's pid, host and start time are run tags).
-DAGSTER_YAML = _PREVIOUS_DAGSTER_YAML + """\
+_MONITORED_DAGSTER_YAML = _PREVIOUS_DAGSTER_YAML + """\
 run_monitoring:
   enabled: true
   start_timeout_seconds: 180
   cancel_timeout_seconds: 180
   max_runtime_seconds: 3600
   poll_interval_seconds: 30
+"""
+# A run launched from the shell (`dagster job execute`, `dagster asset materialize`) prints INFO and above, not
+# every DEBUG event; the UI still records and shows every event. The CLI's own runs set their level themselves.
+DAGSTER_YAML = _MONITORED_DAGSTER_YAML + """\
+python_logs:
+  python_log_level: INFO
 """
 
 
@@ -41,7 +47,7 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     path = Path(raw).expanduser().resolve() if raw else home.root / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
-    if not cfg.exists() or cfg.read_text(encoding="utf-8") == _PREVIOUS_DAGSTER_YAML:
+    if not cfg.exists() or cfg.read_text(encoding="utf-8") in (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML):
         # Written whole or not at all: another kavi starting at the same moment never reads half a file.
         tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
         tmp.write_text(DAGSTER_YAML, encoding="utf-8")

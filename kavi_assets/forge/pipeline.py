@@ -46,6 +46,10 @@ class PromotionRefused(RuntimeError):
     """Promotion was asked for a build that may not be promoted; the message says why."""
 
 
+class NotVerified(PromotionRefused):
+    """The latest attempt did not pass verification: an expected verdict, not an error of the promotion step."""
+
+
 class AlreadyTrusted(PromotionRefused):
     """The build asked for is already a trusted version: nothing to approve or promote."""
 
@@ -600,7 +604,7 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
     not_model = infra or unconfigured
     # Infrastructure failures are not the model's: they spend none of its attempt budget and are not compared
     # with its failures for a stuck loop (their own repeats are, so a broken tool escalates instead of looping).
-    model_previous = [n for n in previous if n["failure_kind"] not in _NOT_THE_MODELS]
+    model_previous = [n for n in previous if n["failure_kind"] not in NOT_THE_MODELS]
     same_side = [n for n in previous if (n["failure_kind"] == FailureKind.INFRASTRUCTURE.value) == infra]
     packet = load_packet(ctx, build)
     prev_packet_text: str | None = None
@@ -688,7 +692,7 @@ def _counterexamples(results: Sequence[GateResult]) -> list[dict[str, Any]]:
     return [dict(c) for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
-_NOT_THE_MODELS = (FailureKind.INFRASTRUCTURE.value, FailureKind.LLM_NOT_CONFIGURED.value)
+NOT_THE_MODELS = (FailureKind.INFRASTRUCTURE.value, FailureKind.LLM_NOT_CONFIGURED.value)
 
 
 def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bool, failure_kind: str | None) -> None:
@@ -765,7 +769,7 @@ def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
             f"{name}@{done.version} is already trusted (build {build.build_id}, approved by {done.approved_by}, "
             f"promotion #{done.seq})", done)
     if build.status != VERIFIED:
-        raise PromotionRefused(
+        raise NotVerified(
             f"{name}: the latest attempt ({build.build_id}, attempt {build.attempt_number}) did not pass "
             f"verification (status {build.status}{', ' + build.failure_kind if build.failure_kind else ''})"
         )
@@ -776,7 +780,7 @@ def promotable_build(ctx: ForgeContext, name: str) -> BuildRow:
     results = ctx.records.gate_results(build.build_id)
     failing = [r["gate"] for r in results if r["effective_verdict"] == "failed"]
     if not results or failing:
-        raise PromotionRefused(f"{name}: the verification report of {build.build_id} is not passing "
+        raise NotVerified(f"{name}: the verification report of {build.build_id} is not passing "
                                f"({', '.join(failing) or 'no gate results'})")
     if not build.skill_sha256:
         raise PromotionRefused(f"{name}: build {build.build_id} has no recorded skill source")

@@ -134,14 +134,69 @@ def posteriors_markdown(posteriors: Sequence[Posterior]) -> str:
     return "\n".join(lines)
 
 
-def plot_posteriors(posteriors: Sequence[Posterior], path: Path) -> Path:
-    """A PNG of each posterior density, one panel per task type."""
+# The Dagster UI (1.13) renders a markdown metadata entry inline only when it is shorter than this; a longer one is
+# a "[Show Markdown]" button. Each task type's curves are drawn as a small SVG image that fits under it.
+UI_INLINE_MARKDOWN = 1000
+SVG_COLOURS = ("blue", "red", "green", "orange", "purple", "teal", "brown", "black")
+_SVG_W, _SVG_H = 100, 30
+
+
+def _svg_path(p: Posterior, xs: Sequence[float], top: float) -> str:
+    """`M x,y,x,y…` (the pairs after M are line segments) in whole units, without the flat stretches at the
+    baseline on either side: a narrow posterior costs few characters."""
+    base = _SVG_H - 1
+    pts = [(round(x * _SVG_W), round(base - (_SVG_H - 3) * min(beta_pdf(x, p.alpha, p.beta), top) / top)) for x in xs]
+    raised = [i for i, (_, y) in enumerate(pts) if y < base]
+    if raised:
+        pts = pts[max(raised[0] - 1, 0): raised[-1] + 2]
+    return "M" + ",".join(f"{x},{y}" for x, y in pts)
+
+
+def posterior_curves_markdown(posteriors: Sequence[Posterior], task_type: str) -> str:
+    """The posterior densities of one task type as a markdown image (an SVG data URI) with a one-line legend,
+    short enough for the Dagster UI to show inline on the asset page; fewer sample points when many models
+    would make it too long (beyond eight models the image is left to the PNG)."""
+    from urllib.parse import quote
+
+    group = [p for p in posteriors if p.task_type == task_type][: len(SVG_COLOURS)]
+    legend = " · ".join(f"{c}: {p.model} (mean {p.mean:.2f}, n={p.n})"
+                        for c, p in zip(SVG_COLOURS, group, strict=False))
+    text = ""
+    for k in (49, 33, 25, 19, 15, 11):
+        xs = [(i + 0.5) / k for i in range(k)]
+        top = max((beta_pdf(x, p.alpha, p.beta) for p in group for x in xs), default=1.0) or 1.0
+        # The first curve is drawn wider, underneath: two models with the same counts stay two visible lines.
+        wide = " stroke-width='2'"
+        curves = "".join(f"<path stroke='{c}'{wide if i == 0 else ''} d='{_svg_path(p, xs, top)}'/>"
+                         for i, (c, p) in enumerate(zip(SVG_COLOURS, group, strict=False)))
+        # The width alone sizes it (the height follows the view box); the baseline is the image's lower edge.
+        svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {_SVG_W} {_SVG_H}' width='360'>"
+               f"<g fill='none' stroke-width='.6'>{curves}</g></svg>")
+        text = f"![{task_type}](data:image/svg+xml,{quote(svg, safe=chr(39) + '=:/,.')})\n\n{legend}"
+        if len(text) < UI_INLINE_MARKDOWN:
+            break
+    return text
+
+
+def posteriors_table_rows(posteriors: Sequence[Posterior]) -> list[dict[str, Any]]:
+    """One row per (model, task type) in four columns, narrow enough for the asset page's metadata panel (a wider
+    table is clipped on the right there); latency and cost stay in the JSON entry beside it."""
+    # A zero-width space after the task type's "/" lets its cell wrap there instead of widening the table.
+    return [{
+        "model": p.model, "task type": p.task_type.replace("/", "/\u200b"), "won/lost": f"{p.successes}/{p.failures}",
+        "mean (95% CI)": f"{p.mean:.2f} ({p.ci_low:.2f}–{p.ci_high:.2f})",
+    } for p in posteriors]
+
+
+def posteriors_png(posteriors: Sequence[Posterior]) -> bytes:
+    """A PNG of each posterior density, one panel per task type (the same picture for the same posteriors)."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     types = sorted({p.task_type for p in posteriors}) or ["(no outcomes yet)"]
     fig, axes = plt.subplots(len(types), 1, figsize=(7, 2.6 * len(types)), squeeze=False)
     xs = [i / 400 for i in range(1, 400)]
@@ -155,6 +210,30 @@ def plot_posteriors(posteriors: Sequence[Posterior], path: Path) -> Path:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    buf = io.BytesIO()
+    # No "Software"/date chunks: identical posteriors give identical bytes, hence one file per content hash.
+    fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
     plt.close(fig)
+    return buf.getvalue()
+
+
+def plot_posteriors(posteriors: Sequence[Posterior], folder: Path, keep: int = 20) -> Path:
+    """Write the plot once per content (`model_posteriors_<sha256[:16]>.png`) and keep the newest `keep` plots:
+    a materialization that learned nothing new adds no file, and the folder never grows without bound."""
+    import hashlib
+    import os
+
+    data = posteriors_png(posteriors)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"model_posteriors_{hashlib.sha256(data).hexdigest()[:16]}.png"
+    if path.exists():
+        os.utime(path)  # the newest again: pruning keeps what is being shown
+    else:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    plots = sorted(folder.glob("model_posteriors_*.png"), key=lambda f: f.stat().st_mtime, reverse=True)
+    for old in plots[max(keep, 1):]:
+        if old != path:
+            old.unlink(missing_ok=True)
     return path

@@ -31,8 +31,12 @@ def test_definitions_load_with_expected_keys() -> None:
     assert {s.name for s in repo.schedule_defs} == {"hourly_trust_audit", "ingest_execution_log"}
 
 
-def test_gate_checks_are_blocking() -> None:
+def test_gate_checks_judge_the_report_per_partition() -> None:
+    """One check per gate on the report, scoped to the proposal's partition. They block promotion through
+    registry_entry, not through Dagster's `blocking` flag (whose failure is a stack trace): that promotion is blocked
+    is tested by running the forge job in tests/dagster/test_forge_checks.py."""
     from kavi_assets.assets.forge import GATE_CHECKS
+    from kavi_assets.assets.partitions import proposals_partitions
 
-    assert all(spec.blocking for spec in GATE_CHECKS)
     assert {spec.asset_key for spec in GATE_CHECKS} == {dg.AssetKey(["forge", "verification_report"])}
+    assert all(spec.partitions_def == proposals_partitions for spec in GATE_CHECKS)
