@@ -21,11 +21,12 @@ ZeroDivisionError, IndexError, KeyError, AttributeError, RecursionError... — i
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from kavi_assets.gates.acceptance import CaseRun, equal, judge_examples
-from kavi_assets.gates.generate import FieldType, parse_type
+from kavi_assets.gates.generate import parse_type
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
@@ -108,9 +109,26 @@ def independent_evidence(proposal: Proposal, source: bytes, label: str, run: Cas
 # --- the output schema, as the contract means it ----------------------------------------------------------------
 
 
-def _value_ok(ftype: FieldType, kind: str, value: Any) -> bool:
-    if kind == "json":
+def _json_value(value: Any) -> bool:
+    """Whether a value is JSON: null, a bool, a string, a finite number, or lists and string-keyed objects of them.
+    NaN and infinity are not JSON numbers (the runner's encoder would write them anyway)."""
+    if value is None or isinstance(value, str | bool | int):
         return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
+    return False
+
+
+def _value_ok(kind: str, value: Any) -> bool:
+    """One value against a primitive FieldSpec type: `json` is any JSON value, null included; bools are not numbers;
+    an int is a JSON integer (3.0 is a float: the skill's model says float where the spec says int); a float may be
+    written as an integer, as JSON writes it."""
+    if kind == "json":
+        return _json_value(value)
     if kind == "str":
         return isinstance(value, str)
     if kind == "bool":
@@ -118,35 +136,37 @@ def _value_ok(ftype: FieldType, kind: str, value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if kind == "int":
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        return isinstance(value, int)
     if kind == "float":
-        return isinstance(value, int | float)
+        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
     return False
 
 
 def output_problem(proposal: Proposal, output: Any) -> str | None:
-    """Why `output` does not match the proposal's output fields, or None. A field that is not required may be
-    missing or null; extra fields are the skill's own business."""
+    """Why `output` does not match the proposal's output fields, or None. The rules are FieldSpec's: a field that is
+    not required may be missing or null (a pydantic default of None dumps as null); a `| None` field may be null or
+    missing, as an example's input may leave one out; extra fields are the skill's own business (only the declared
+    ones are compared)."""
     if not isinstance(output, dict):
         return f"the output is {type(output).__name__}, not an object"
     for spec in proposal.outputs:
         ftype = parse_type(spec.type)
         if spec.name not in output:
-            if spec.required:
+            if spec.required and not ftype.optional:
                 return f"the required field {spec.name!r} is missing"
             continue
         value = output[spec.name]
+        if value is None and (ftype.optional or not spec.required or ftype.base == "json"):
+            continue
         if value is None:
-            if ftype.optional or not spec.required:
-                continue
             return f"the field {spec.name!r} is null, but its type is {spec.type}"
         if ftype.base == "list":
-            ok = isinstance(value, list) and all(_value_ok(ftype, ftype.item or "json", v) for v in value)
+            ok = isinstance(value, list) and all(_value_ok(ftype.item or "json", v) for v in value)
         elif ftype.base == "dict":
-            ok = isinstance(value, dict) and all(isinstance(k, str) and _value_ok(ftype, ftype.item or "json", v)
+            ok = isinstance(value, dict) and all(isinstance(k, str) and _value_ok(ftype.item or "json", v)
                                                  for k, v in value.items())
         else:
-            ok = _value_ok(ftype, ftype.base, value)
+            ok = _value_ok(ftype.base, value)
         if not ok:
             return f"the field {spec.name!r} is {_show(value, 80)}, not {spec.type}"
     return None

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kavi_assets.gates.acceptance import run_cases
-from kavi_assets.gates.differential import EvidenceConfig
+from kavi_assets.gates.differential import EvidenceConfig, output_problem
 from kavi_assets.gates.infra import infrastructure_cause
 from kavi_assets.gates.runner import GateConfig, run_gates
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
@@ -246,3 +246,53 @@ def test_every_demo_skill_passes_with_and_without_an_independent(tmp_path: Path,
         assert diff.verdict is Verdict.PASSED and diff.details["ran"] == diff.details["generated"] > 0
         if independent is not None:
             assert diff.details["independent"]["used"]
+
+
+# --- the output-schema check, rule by rule against the contract (FieldSpec) -----------------------------------------
+
+
+def _outputs(*fields: dict[str, Any]) -> Proposal:
+    return Proposal.model_validate({
+        "name": "schema_probe", "description": "Only the output fields matter here.", "side_effect_class": "READ_ONLY",
+        "inputs": [{"name": "x", "type": "int"}], "outputs": list(fields),
+        "examples": [{"input": {"x": 1}, "expected": {}}]})
+
+
+@pytest.mark.parametrize(("ftype", "value"), [
+    ("json", None), ("json", 0), ("json", "text"), ("json", [1, None, {"a": []}]), ("json", {"k": None}),
+    ("json", True), ("int", 3), ("int", -7), ("float", 2.5), ("float", 3), ("bool", False), ("str", ""),
+    ("int | None", None), ("str | None", "x"), ("list[int]", []), ("list[int]", [1, 2]), ("list[float]", [1, 2.5]),
+    ("list[json]", [None, "a", [1]]), ("dict[str, json]", {"a": None}), ("dict[str, int]", {"a": 1}),
+    ("list[str] | None", None), ("dict[str, bool]", {}),
+])
+def test_output_values_the_contract_allows(ftype: str, value: Any) -> None:
+    assert output_problem(_outputs({"name": "result", "type": ftype}), {"result": value}) is None
+
+
+@pytest.mark.parametrize(("ftype", "value", "why"), [
+    ("int", None, "null"), ("int", True, "not int"), ("int", 2.5, "not int"), ("int", 3.0, "not int"),
+    ("float", True, "not float"), ("float", "1.5", "not float"), ("bool", 1, "not bool"), ("str", 1, "not str"),
+    ("float", float("nan"), "not float"), ("float", float("inf"), "not float"), ("json", float("nan"), "not json"),
+    ("json", [1, float("inf")], "not json"), ("list[int]", [1, None], "not list[int]"),
+    ("list[int]", [True], "not list[int]"), ("list[int]", {"a": 1}, "not list[int]"),
+    ("dict[str, int]", {"a": "1"}, "not dict[str, int]"), ("dict[str, str]", ["a"], "not dict[str, str]"),
+    ("list[str] | None", ["a", 1], "not list[str] | None"), ("str | None", 5, "not str | None"),
+])
+def test_output_values_the_contract_refuses(ftype: str, value: Any, why: str) -> None:
+    problem = output_problem(_outputs({"name": "result", "type": ftype}), {"result": value})
+    assert problem is not None and "'result'" in problem and why in problem, problem
+
+
+def test_output_fields_required_optional_and_extra() -> None:
+    proposal = _outputs({"name": "a", "type": "int"}, {"name": "b", "type": "str", "required": False},
+                        {"name": "c", "type": "str | None"})
+    assert output_problem(proposal, {"a": 1, "b": "x", "c": None}) is None
+    # A field that is not required may be left out or dumped as null (how a pydantic default of None dumps); a
+    # `| None` field may be left out like an example's input may leave it out.
+    assert output_problem(proposal, {"a": 1}) is None
+    assert output_problem(proposal, {"a": 1, "b": None}) is None
+    # Extra fields are the skill's own business: only the declared ones are compared.
+    assert output_problem(proposal, {"a": 1, "debug": [1, 2]}) is None
+    assert "required field 'a' is missing" in (output_problem(proposal, {"b": "x"}) or "")
+    assert "'b'" in (output_problem(proposal, {"a": 1, "b": 2}) or "")
+    assert "not an object" in (output_problem(proposal, [1]) or "")
