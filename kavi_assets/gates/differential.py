@@ -7,7 +7,9 @@ plausible wrong skill can pass them all. This gate looks at the candidate's answ
 - checks that need no oracle: the output matches the proposal's output fields, the same input gave the same
   output both times, and the skill raised no undeclared exception on valid input;
 - and, when one is given, a comparison with an independent implementation of the same spec written by a
-  different model (N-version): any disagreement is a counterexample, and the attempt is not trusted.
+  different model (N-version): any disagreement is a counterexample, and the attempt is not trusted; so is an
+  input the candidate could not finish within the budget where the independent answered in a small fraction of
+  that time (a wrong loop bound, an exponential recursion).
 
 The independent implementation is model-written code too. It is scanned with the policy first and runs in a
 sandbox of its own; it is used as evidence only if it passes every example and holdout example itself (the
@@ -31,6 +33,11 @@ from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
 
+# A generated input the candidate could not finish is a counterexample only where the independent implementation
+# answered it fast: the candidate had at least SLOW_MIN_S on it and at least SLOW_FACTOR times what the independent
+# took (without an independent implementation, an input may simply be hard: the budget just ends the run).
+SLOW_MIN_S = 1.0
+SLOW_FACTOR = 20
 MAX_COUNTEREXAMPLES = 5
 MAX_MESSAGES = 10
 VALUE_CHARS = 240
@@ -204,6 +211,7 @@ class _Tally:
     nondeterministic: int = 0
     invalid: int = 0
     exceptions: int = 0
+    too_slow: int = 0
     budget_exhausted: bool = False
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -274,6 +282,23 @@ def _judge_case(proposal: Proposal, t: _Tally, case_input: Any, first: dict[str,
           f"an independent implementation of the same spec returned {_show(other.get('output'))}")
 
 
+def _judge_stopped(t: _Tally, case_input: Any, first: dict[str, Any] | None, second: dict[str, Any] | None,
+                   other: dict[str, Any] | None) -> None:
+    """The budget stopped the candidate on this input: a counterexample when the independent implementation
+    answered it in a small fraction of the time the candidate had."""
+    stopped = next((e for e in (first, second) if e is not None and e.get("error_kind") == "budget"), None)
+    if stopped is None or other is None or not other.get("ran"):
+        return
+    given = float(stopped.get("ms") or 0.0) / 1000
+    took = other.get("ms")
+    if not isinstance(took, int | float) or given < SLOW_MIN_S or given < SLOW_FACTOR * float(took) / 1000:
+        return
+    t.too_slow += 1
+    t.add("too_slow", case_input, f"<did not finish in {given:.1f} s>", other.get("output"),
+          f"on input {_show(case_input)} your skill did not finish in {given:.1f} s; an independent implementation "
+          f"of the same spec returned {_show(other.get('output'))} in {float(took):.0f} ms")
+
+
 def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: list[dict[str, Any]],
                       candidate: CaseRun | None, independent: IndependentEvidence | None, *, seed: int,
                       generation_note: str = "", duration_s: float = 0.0) -> GateResult:
@@ -281,7 +306,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
     holdouts are the generated ones, each twice in a row."""
     details: dict[str, Any] = {"generated": len(generated), "ran": 0, "outside_domain": 0, "compared": 0,
                                "agreed": 0, "agreement_rate": None, "determinism_failures": 0,
-                               "invalid_outputs": 0, "exceptions": 0, "counterexamples": [],
+                               "invalid_outputs": 0, "exceptions": 0, "too_slow": 0, "counterexamples": [],
                                "independent": independent.to_details() if independent else None, "seed": seed,
                                "budget_exhausted": False}
     if not config.enabled:
@@ -304,6 +329,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
         second = candidate.results.get(base + 2 * g + 1)
         if first is None or second is None or "budget" in (first.get("error_kind"), second.get("error_kind")):
             t.budget_exhausted = True
+            _judge_stopped(t, case.get("input"), first, second, usable.results.get(g) if usable else None)
             break
         t.ran += 1
         other = usable.results.get(g) if usable is not None else None
@@ -315,7 +341,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
     rate = round(t.agreed / t.compared, 4) if t.compared else None
     details.update(ran=t.ran, outside_domain=t.outside, compared=t.compared, agreed=t.agreed, agreement_rate=rate,
                    determinism_failures=t.nondeterministic, invalid_outputs=t.invalid, exceptions=t.exceptions,
-                   counterexamples=t.counterexamples, budget_exhausted=t.budget_exhausted)
+                   too_slow=t.too_slow, counterexamples=t.counterexamples, budget_exhausted=t.budget_exhausted)
     summary = f"{len(generated)} generated inputs: "
     if usable is not None:
         summary += f"{t.compared} compared, {t.agreed} agreed ({(rate or 0.0) * 100:.0f}%)"

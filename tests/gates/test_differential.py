@@ -227,6 +227,26 @@ def test_the_run_is_bounded_by_the_time_budget(tmp_path: Path, word_count: Propo
     assert elapsed < 40, elapsed
 
 
+
+def test_a_candidate_stuck_where_the_independent_answers_at_once_is_not_trusted(tmp_path: Path,
+                                                                                word_count: Proposal) -> None:
+    # Right on every example and holdout, endless on longer texts (a wrong loop bound, say): the budget stops it on
+    # a generated input the independent implementation answered in milliseconds. That input is a counterexample.
+    stuck = _variant("        while len(text) > 30:\n            pass\n")
+    res = _gates(tmp_path / "stuck", word_count, stuck, independent=SKILL,
+                 evidence=EvidenceConfig(time_budget_s=4.0, max_cases=40))
+    assert res["acceptance"].ok, res["acceptance"].reason
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.FAILED, diff.reason
+    ce = diff.details["counterexamples"][0]
+    assert ce["kind"] == "too_slow" and len(ce["input"]["text"]) > 30 and ce["independent"]["characters"] > 30
+    assert any("did not finish" in m and "independent implementation" in m for m in diff.messages)
+    # Without an independent implementation, a run the budget stopped is no verdict on its own: the input may
+    # simply be hard.
+    alone = _gates(tmp_path / "alone", word_count, stuck, evidence=EvidenceConfig(time_budget_s=4.0, max_cases=40))
+    assert alone[GATE_DIFFERENTIAL].verdict is Verdict.PASSED
+    assert alone[GATE_DIFFERENTIAL].details["budget_exhausted"] is True
+
 def _demo_files(name: str) -> tuple[Proposal, dict[str, bytes]]:
     answer = ANSWERS / name / FINAL.get(name, "1")
     return _proposal(name), {f"skills/{name}.py": (answer / "skill.py").read_bytes(),
