@@ -191,12 +191,14 @@ def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None =
                 break
         entry: dict[str, Any] = {"id": case["id"]}
         stop = False
+        started = time.monotonic()
         try:
             with _deadline(remaining):
                 _run_case(cls, job, case, entry)
         except OverBudget:
             entry.update(ran=False, error="stopped: the time budget was spent", error_kind="budget")
             stop = True
+        entry["ms"] = round((time.monotonic() - started) * 1000, 3)  # how long it ran (the differential gate asks)
         results.append(entry)
         if emit is not None:
             emit(entry)

@@ -7,7 +7,9 @@ plausible wrong skill can pass them all. This gate looks at the candidate's answ
 - checks that need no oracle: the output matches the proposal's output fields, the same input gave the same
   output both times, and the skill raised no undeclared exception on valid input;
 - and, when one is given, a comparison with an independent implementation of the same spec written by a
-  different model (N-version): any disagreement is a counterexample, and the attempt is not trusted.
+  different model (N-version): any disagreement is a counterexample, and the attempt is not trusted; so is an
+  input the candidate could not finish within the budget where the independent answered in a small fraction of
+  that time (a wrong loop bound, an exponential recursion).
 
 The independent implementation is model-written code too. It is scanned with the policy first and runs in a
 sandbox of its own; it is used as evidence only if it passes every example and holdout example itself (the
@@ -21,15 +23,21 @@ ZeroDivisionError, IndexError, KeyError, AttributeError, RecursionError... — i
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from kavi_assets.gates.acceptance import CaseRun, equal, judge_examples
-from kavi_assets.gates.generate import FieldType, parse_type
+from kavi_assets.gates.generate import parse_type
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
 
+# A generated input the candidate could not finish is a counterexample only where the independent implementation
+# answered it fast: the candidate had at least SLOW_MIN_S on it and at least SLOW_FACTOR times what the independent
+# took (without an independent implementation, an input may simply be hard: the budget just ends the run).
+SLOW_MIN_S = 1.0
+SLOW_FACTOR = 20
 MAX_COUNTEREXAMPLES = 5
 MAX_MESSAGES = 10
 VALUE_CHARS = 240
@@ -108,9 +116,26 @@ def independent_evidence(proposal: Proposal, source: bytes, label: str, run: Cas
 # --- the output schema, as the contract means it ----------------------------------------------------------------
 
 
-def _value_ok(ftype: FieldType, kind: str, value: Any) -> bool:
-    if kind == "json":
+def _json_value(value: Any) -> bool:
+    """Whether a value is JSON: null, a bool, a string, a finite number, or lists and string-keyed objects of them.
+    NaN and infinity are not JSON numbers (the runner's encoder would write them anyway)."""
+    if value is None or isinstance(value, str | bool | int):
         return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
+    return False
+
+
+def _value_ok(kind: str, value: Any) -> bool:
+    """One value against a primitive FieldSpec type: `json` is any JSON value, null included; bools are not numbers;
+    an int is a JSON integer (3.0 is a float: the skill's model says float where the spec says int); a float may be
+    written as an integer, as JSON writes it."""
+    if kind == "json":
+        return _json_value(value)
     if kind == "str":
         return isinstance(value, str)
     if kind == "bool":
@@ -118,35 +143,37 @@ def _value_ok(ftype: FieldType, kind: str, value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if kind == "int":
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        return isinstance(value, int)
     if kind == "float":
-        return isinstance(value, int | float)
+        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
     return False
 
 
 def output_problem(proposal: Proposal, output: Any) -> str | None:
-    """Why `output` does not match the proposal's output fields, or None. A field that is not required may be
-    missing or null; extra fields are the skill's own business."""
+    """Why `output` does not match the proposal's output fields, or None. The rules are FieldSpec's: a field that is
+    not required may be missing or null (a pydantic default of None dumps as null); a `| None` field may be null or
+    missing, as an example's input may leave one out; extra fields are the skill's own business (only the declared
+    ones are compared)."""
     if not isinstance(output, dict):
         return f"the output is {type(output).__name__}, not an object"
     for spec in proposal.outputs:
         ftype = parse_type(spec.type)
         if spec.name not in output:
-            if spec.required:
+            if spec.required and not ftype.optional:
                 return f"the required field {spec.name!r} is missing"
             continue
         value = output[spec.name]
+        if value is None and (ftype.optional or not spec.required or ftype.base == "json"):
+            continue
         if value is None:
-            if ftype.optional or not spec.required:
-                continue
             return f"the field {spec.name!r} is null, but its type is {spec.type}"
         if ftype.base == "list":
-            ok = isinstance(value, list) and all(_value_ok(ftype, ftype.item or "json", v) for v in value)
+            ok = isinstance(value, list) and all(_value_ok(ftype.item or "json", v) for v in value)
         elif ftype.base == "dict":
-            ok = isinstance(value, dict) and all(isinstance(k, str) and _value_ok(ftype, ftype.item or "json", v)
+            ok = isinstance(value, dict) and all(isinstance(k, str) and _value_ok(ftype.item or "json", v)
                                                  for k, v in value.items())
         else:
-            ok = _value_ok(ftype, ftype.base, value)
+            ok = _value_ok(ftype.base, value)
         if not ok:
             return f"the field {spec.name!r} is {_show(value, 80)}, not {spec.type}"
     return None
@@ -184,6 +211,7 @@ class _Tally:
     nondeterministic: int = 0
     invalid: int = 0
     exceptions: int = 0
+    too_slow: int = 0
     budget_exhausted: bool = False
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -254,6 +282,23 @@ def _judge_case(proposal: Proposal, t: _Tally, case_input: Any, first: dict[str,
           f"an independent implementation of the same spec returned {_show(other.get('output'))}")
 
 
+def _judge_stopped(t: _Tally, case_input: Any, first: dict[str, Any] | None, second: dict[str, Any] | None,
+                   other: dict[str, Any] | None) -> None:
+    """The budget stopped the candidate on this input: a counterexample when the independent implementation
+    answered it in a small fraction of the time the candidate had."""
+    stopped = next((e for e in (first, second) if e is not None and e.get("error_kind") == "budget"), None)
+    if stopped is None or other is None or not other.get("ran"):
+        return
+    given = float(stopped.get("ms") or 0.0) / 1000
+    took = other.get("ms")
+    if not isinstance(took, int | float) or given < SLOW_MIN_S or given < SLOW_FACTOR * float(took) / 1000:
+        return
+    t.too_slow += 1
+    t.add("too_slow", case_input, f"<did not finish in {given:.1f} s>", other.get("output"),
+          f"on input {_show(case_input)} your skill did not finish in {given:.1f} s; an independent implementation "
+          f"of the same spec returned {_show(other.get('output'))} in {float(took):.0f} ms")
+
+
 def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: list[dict[str, Any]],
                       candidate: CaseRun | None, independent: IndependentEvidence | None, *, seed: int,
                       generation_note: str = "", duration_s: float = 0.0) -> GateResult:
@@ -261,7 +306,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
     holdouts are the generated ones, each twice in a row."""
     details: dict[str, Any] = {"generated": len(generated), "ran": 0, "outside_domain": 0, "compared": 0,
                                "agreed": 0, "agreement_rate": None, "determinism_failures": 0,
-                               "invalid_outputs": 0, "exceptions": 0, "counterexamples": [],
+                               "invalid_outputs": 0, "exceptions": 0, "too_slow": 0, "counterexamples": [],
                                "independent": independent.to_details() if independent else None, "seed": seed,
                                "budget_exhausted": False}
     if not config.enabled:
@@ -284,6 +329,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
         second = candidate.results.get(base + 2 * g + 1)
         if first is None or second is None or "budget" in (first.get("error_kind"), second.get("error_kind")):
             t.budget_exhausted = True
+            _judge_stopped(t, case.get("input"), first, second, usable.results.get(g) if usable else None)
             break
         t.ran += 1
         other = usable.results.get(g) if usable is not None else None
@@ -295,7 +341,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
     rate = round(t.agreed / t.compared, 4) if t.compared else None
     details.update(ran=t.ran, outside_domain=t.outside, compared=t.compared, agreed=t.agreed, agreement_rate=rate,
                    determinism_failures=t.nondeterministic, invalid_outputs=t.invalid, exceptions=t.exceptions,
-                   counterexamples=t.counterexamples, budget_exhausted=t.budget_exhausted)
+                   too_slow=t.too_slow, counterexamples=t.counterexamples, budget_exhausted=t.budget_exhausted)
     summary = f"{len(generated)} generated inputs: "
     if usable is not None:
         summary += f"{t.compared} compared, {t.agreed} agreed ({(rate or 0.0) * 100:.0f}%)"

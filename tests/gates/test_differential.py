@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kavi_assets.gates.acceptance import run_cases
-from kavi_assets.gates.differential import EvidenceConfig
+from kavi_assets.gates.differential import EvidenceConfig, output_problem
 from kavi_assets.gates.infra import infrastructure_cause
 from kavi_assets.gates.runner import GateConfig, run_gates
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
@@ -227,6 +227,26 @@ def test_the_run_is_bounded_by_the_time_budget(tmp_path: Path, word_count: Propo
     assert elapsed < 40, elapsed
 
 
+
+def test_a_candidate_stuck_where_the_independent_answers_at_once_is_not_trusted(tmp_path: Path,
+                                                                                word_count: Proposal) -> None:
+    # Right on every example and holdout, endless on longer texts (a wrong loop bound, say): the budget stops it on
+    # a generated input the independent implementation answered in milliseconds. That input is a counterexample.
+    stuck = _variant("        while len(text) > 30:\n            pass\n")
+    res = _gates(tmp_path / "stuck", word_count, stuck, independent=SKILL,
+                 evidence=EvidenceConfig(time_budget_s=4.0, max_cases=40))
+    assert res["acceptance"].ok, res["acceptance"].reason
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.FAILED, diff.reason
+    ce = diff.details["counterexamples"][0]
+    assert ce["kind"] == "too_slow" and len(ce["input"]["text"]) > 30 and ce["independent"]["characters"] > 30
+    assert any("did not finish" in m and "independent implementation" in m for m in diff.messages)
+    # Without an independent implementation, a run the budget stopped is no verdict on its own: the input may
+    # simply be hard.
+    alone = _gates(tmp_path / "alone", word_count, stuck, evidence=EvidenceConfig(time_budget_s=4.0, max_cases=40))
+    assert alone[GATE_DIFFERENTIAL].verdict is Verdict.PASSED
+    assert alone[GATE_DIFFERENTIAL].details["budget_exhausted"] is True
+
 def _demo_files(name: str) -> tuple[Proposal, dict[str, bytes]]:
     answer = ANSWERS / name / FINAL.get(name, "1")
     return _proposal(name), {f"skills/{name}.py": (answer / "skill.py").read_bytes(),
@@ -246,3 +266,53 @@ def test_every_demo_skill_passes_with_and_without_an_independent(tmp_path: Path,
         assert diff.verdict is Verdict.PASSED and diff.details["ran"] == diff.details["generated"] > 0
         if independent is not None:
             assert diff.details["independent"]["used"]
+
+
+# --- the output-schema check, rule by rule against the contract (FieldSpec) -----------------------------------------
+
+
+def _outputs(*fields: dict[str, Any]) -> Proposal:
+    return Proposal.model_validate({
+        "name": "schema_probe", "description": "Only the output fields matter here.", "side_effect_class": "READ_ONLY",
+        "inputs": [{"name": "x", "type": "int"}], "outputs": list(fields),
+        "examples": [{"input": {"x": 1}, "expected": {}}]})
+
+
+@pytest.mark.parametrize(("ftype", "value"), [
+    ("json", None), ("json", 0), ("json", "text"), ("json", [1, None, {"a": []}]), ("json", {"k": None}),
+    ("json", True), ("int", 3), ("int", -7), ("float", 2.5), ("float", 3), ("bool", False), ("str", ""),
+    ("int | None", None), ("str | None", "x"), ("list[int]", []), ("list[int]", [1, 2]), ("list[float]", [1, 2.5]),
+    ("list[json]", [None, "a", [1]]), ("dict[str, json]", {"a": None}), ("dict[str, int]", {"a": 1}),
+    ("list[str] | None", None), ("dict[str, bool]", {}),
+])
+def test_output_values_the_contract_allows(ftype: str, value: Any) -> None:
+    assert output_problem(_outputs({"name": "result", "type": ftype}), {"result": value}) is None
+
+
+@pytest.mark.parametrize(("ftype", "value", "why"), [
+    ("int", None, "null"), ("int", True, "not int"), ("int", 2.5, "not int"), ("int", 3.0, "not int"),
+    ("float", True, "not float"), ("float", "1.5", "not float"), ("bool", 1, "not bool"), ("str", 1, "not str"),
+    ("float", float("nan"), "not float"), ("float", float("inf"), "not float"), ("json", float("nan"), "not json"),
+    ("json", [1, float("inf")], "not json"), ("list[int]", [1, None], "not list[int]"),
+    ("list[int]", [True], "not list[int]"), ("list[int]", {"a": 1}, "not list[int]"),
+    ("dict[str, int]", {"a": "1"}, "not dict[str, int]"), ("dict[str, str]", ["a"], "not dict[str, str]"),
+    ("list[str] | None", ["a", 1], "not list[str] | None"), ("str | None", 5, "not str | None"),
+])
+def test_output_values_the_contract_refuses(ftype: str, value: Any, why: str) -> None:
+    problem = output_problem(_outputs({"name": "result", "type": ftype}), {"result": value})
+    assert problem is not None and "'result'" in problem and why in problem, problem
+
+
+def test_output_fields_required_optional_and_extra() -> None:
+    proposal = _outputs({"name": "a", "type": "int"}, {"name": "b", "type": "str", "required": False},
+                        {"name": "c", "type": "str | None"})
+    assert output_problem(proposal, {"a": 1, "b": "x", "c": None}) is None
+    # A field that is not required may be left out or dumped as null (how a pydantic default of None dumps); a
+    # `| None` field may be left out like an example's input may leave it out.
+    assert output_problem(proposal, {"a": 1}) is None
+    assert output_problem(proposal, {"a": 1, "b": None}) is None
+    # Extra fields are the skill's own business: only the declared ones are compared.
+    assert output_problem(proposal, {"a": 1, "debug": [1, 2]}) is None
+    assert "required field 'a' is missing" in (output_problem(proposal, {"b": "x"}) or "")
+    assert "'b'" in (output_problem(proposal, {"a": 1, "b": 2}) or "")
+    assert "not an object" in (output_problem(proposal, [1]) or "")

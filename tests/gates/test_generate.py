@@ -150,3 +150,129 @@ def test_nothing_is_written_to_disk(mixed: Proposal, tmp_path: Path, monkeypatch
     monkeypatch.chdir(tmp_path)
     generated_cases(mixed, max_cases=60, seed=9)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- shape-aware: every leaf and every level of a shown value, and draws shaped like it ------------------------------
+
+
+def _positional(examples: list[list[Any]], description: str = "Positional arguments in, one JSON result out.",
+                holdouts: list[list[Any]] | None = None) -> Proposal:
+    """A proposal of the datasets' form (one `args: list[json]` input), but nothing here depends on that form."""
+    return parse_proposal({
+        "name": "positional", "description": description, "side_effect_class": "READ_ONLY",
+        "inputs": [{"name": "args", "type": "list[json]"}], "outputs": [{"name": "result", "type": "json"}],
+        "examples": [{"input": {"args": a}, "expected": {"result": None}} for a in examples],
+        "holdout_examples": [{"input": {"args": a}, "expected": {"result": None}} for a in holdouts or []]})
+
+
+def _args(cases: list[dict[str, Any]]) -> list[Any]:
+    return [c["input"]["args"] for c in cases]
+
+
+def test_boundary_values_reach_every_leaf_and_every_level() -> None:
+    shown = [[1, 3, 5, 0], "ab cd"]
+    cases = generated_cases(_positional([shown]), max_cases=400, seed=1)
+    got = {canonical(a) for a in _args(cases)}
+
+    def at(i: int, v: Any) -> str:
+        inner = list(shown[0])  # type: ignore[call-overload]
+        inner[i] = v
+        return canonical([inner, shown[1]])
+
+    for i, leaf in enumerate(shown[0]):  # type: ignore[arg-type]
+        for v in {leaf + 1, leaf - 1, 0, -leaf}:
+            if v != leaf:
+                assert at(i, v) in got, (i, v)
+    inner = shown[0]
+    for variant in ([], inner[1:], inner[:-1], [inner[0], *inner], [inner[1], inner[0], *inner[2:]], inner[:1]):
+        assert canonical([variant, shown[1]]) in got, variant
+    for text in ("", "AB CD", "abcd", "cd ab", "a", "cd", "ab ab cd"):
+        assert canonical([inner, text]) in got, text
+    assert canonical([shown[1], inner]) in got  # swapped at the outer level
+    assert canonical([inner]) in got and canonical([inner, shown[1], shown[1]]) in got
+
+
+def test_the_first_boundary_values_touch_the_nested_leaves_already() -> None:
+    # Within the default count, a zero reaches the numbers inside the first argument, and a short list replaces it.
+    proposal = _positional([[[-1, -2, 4, 5, 6]], [[-1, -2]]])
+    args = _args(generated_cases(proposal, max_cases=40, seed=3))
+    assert any(isinstance(a[0], list) and 0 in a[0] and len(a) == 1 for a in args if a)
+    assert any(isinstance(a[0], list) and len(a[0]) == 1 for a in args if a)
+
+
+def test_empty_values_get_non_empty_neighbours() -> None:
+    args = _args(generated_cases(_positional([[""]]), max_cases=40, seed=1))
+    assert any(isinstance(a[0], str) and a[0] for a in args if len(a) == 1)
+    # An empty list is filled with what its siblings hold: a list of strings where a string is shown next to it.
+    args = _args(generated_cases(_positional([[[], "john"]]), max_cases=40, seed=1))
+    assert [["john"], "john"] in args and [["john", "john"], "john"] in args
+    # With nothing next to it, the simplest values of its kind, one and then repeated.
+    assert [[0]] in _args(generated_cases(_positional([[[]]]), max_cases=40, seed=1))
+    assert [[0, 0]] in _args(generated_cases(_positional([[[]]]), max_cases=40, seed=1))
+
+
+def test_a_share_of_the_draws_has_the_shape_of_a_shown_example() -> None:
+    proposal = _positional([[[1, 3, -5, 2], "ab"], [[7, 0], "ba"]])
+    cases = generated_cases(proposal, max_cases=200, seed=4)[100:]  # the draws (boundary values take at most half)
+    shaped = [a for a in _args(cases) if isinstance(a, list) and len(a) == 2
+              and isinstance(a[0], list) and all(isinstance(x, int) and not isinstance(x, bool) for x in a[0])
+              and isinstance(a[1], str)]
+    assert len(shaped) >= 30
+    lengths = {len(a[0]) for a in shaped}
+    assert {0, 6} <= lengths <= set(range(7)) and len(lengths) >= 5  # lengths 0..len+2 of the shown lists
+    numbers = [x for a in shaped for x in a[0]]
+    assert min(numbers) < 0 < max(numbers) and max(abs(x) for x in numbers) <= 20  # the shown scale, both signs
+    texts = {a[1] for a in shaped}
+    assert len(texts) >= 10 and all(set(t) <= {"a", "b", " "} for t in texts)  # their alphabet, words joined
+
+
+def test_draws_shaped_like_an_object_keep_its_keys() -> None:
+    proposal = parse_proposal({
+        "name": "configured", "description": "A JSON config in, a flag out.", "side_effect_class": "READ_ONLY",
+        "inputs": [{"name": "config", "type": "json"}], "outputs": [{"name": "ok", "type": "bool"}],
+        "examples": [{"input": {"config": {"size": 3, "name": "x y", "tags": ["a"]}}, "expected": {"ok": True}}]})
+    configs = [c["input"]["config"] for c in generated_cases(proposal, max_cases=120, seed=5)]
+    keyed = [c for c in configs if isinstance(c, dict) and set(c) == {"size", "name", "tags"}
+             and isinstance(c["size"], int) and isinstance(c["name"], str) and isinstance(c["tags"], list)]
+    assert len({canonical(c) for c in keyed}) >= 30
+
+
+def test_words_the_description_quotes_are_drawn() -> None:
+    proposal = _positional([[""], ["three"]], description="A space-delimited string of the numerals 'zero' to "
+                           "'nine'. Valid choices are 'zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', "
+                           "'eight' and 'nine'. Return them sorted.")
+    texts = [a[0] for a in _args(generated_cases(proposal, max_cases=120, seed=2)) if len(a) == 1
+             and isinstance(a[0], str)]
+    words = {w for t in texts for w in t.split()}
+    assert len(words & {"zero", "one", "two", "four", "five", "six", "seven", "eight", "nine"}) >= 6, words
+    assert any(len(t.split()) >= 2 and set(t.split()) <= {"zero", "one", "two", "three", "four", "five", "six",
+                                                           "seven", "eight", "nine"} for t in texts)
+
+
+def test_bounded_on_a_large_nested_example() -> None:
+    big = [[list(range(i, i + 50)) for i in range(40)], "x" * 500, {f"k{i}": i for i in range(200)}]
+    proposal = _positional([big])
+    t0 = time.monotonic()
+    cases = generated_cases(proposal, max_cases=40, seed=1)
+    assert time.monotonic() - t0 < 3.0
+    assert len(cases) == 40
+
+
+def test_shape_aware_values_are_never_near_a_holdout() -> None:
+    proposal = _positional([[[1, 2, 3], "abc"]], holdouts=[[[4242, 31337], "zebraholdout"]])
+    leaves: list[Any] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            leaves.extend(v)
+            for x in v.values():
+                walk(x)
+        else:
+            leaves.append(v)
+
+    walk(_args(generated_cases(proposal, max_cases=300, seed=8)))
+    assert not any(isinstance(v, str) and "zebr" in v for v in leaves)
+    assert not {v for v in leaves if isinstance(v, int | float)} & {4241, 4242, 4243, 31336, 31337, 31338}
