@@ -8,7 +8,6 @@ fails it is discarded as evidence.
 """
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +15,7 @@ from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.types import GATE_DIFFERENTIAL
 from kavi_assets.ledger.records import RevisionOutcome
 from kavi_assets.proposals.model import Example, Proposal, ProposalError, parse_proposal
+from kavi_assets.proposals.values import value_matches
 from kavi_assets.routing.complexity import score_complexity
 
 
@@ -31,44 +31,6 @@ class Counterexample:
     independent: Any
     kind: str
     build_id: str
-
-
-def _json_value(value: Any) -> bool:
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_json_value(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
-    return False
-
-
-def value_matches(type_name: str, value: Any) -> bool:
-    """Whether a JSON value has a FieldSpec type: str, int, float, bool, json, list[X], dict[str, X], `| None`."""
-    base = type_name.strip()
-    if base.endswith("| None"):
-        if value is None:
-            return True
-        base = base[: -len("| None")].strip()
-    if base.startswith("list[") and base.endswith("]"):
-        return isinstance(value, list) and all(value_matches(base[5:-1], v) for v in value)
-    if base.startswith("dict[") and base.endswith("]"):
-        inner = base[5:-1].split(",", 1)[1].strip()
-        return isinstance(value, dict) and all(isinstance(k, str) and value_matches(inner, v)
-                                               for k, v in value.items())
-    if base == "str":
-        return isinstance(value, str)
-    if base == "bool":
-        return isinstance(value, bool)
-    if base == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if base == "float":
-        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
-    if base == "json":
-        return _json_value(value)
-    return False
 
 
 def parse_json_object(text: str, what: str) -> dict[str, Any]:

@@ -23,7 +23,6 @@ ZeroDivisionError, IndexError, KeyError, AttributeError, RecursionError... — i
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +31,7 @@ from kavi_assets.gates.generate import parse_type
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
+from kavi_assets.proposals.values import primitive_matches
 
 # A generated input the candidate could not finish is a counterexample only where the independent implementation
 # answered it fast: the candidate had at least SLOW_MIN_S on it and at least SLOW_FACTOR times what the independent
@@ -116,39 +116,6 @@ def independent_evidence(proposal: Proposal, source: bytes, label: str, run: Cas
 # --- the output schema, as the contract means it ----------------------------------------------------------------
 
 
-def _json_value(value: Any) -> bool:
-    """Whether a value is JSON: null, a bool, a string, a finite number, or lists and string-keyed objects of them.
-    NaN and infinity are not JSON numbers (the runner's encoder would write them anyway)."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_json_value(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
-    return False
-
-
-def _value_ok(kind: str, value: Any) -> bool:
-    """One value against a primitive FieldSpec type: `json` is any JSON value, null included; bools are not numbers;
-    an int is a JSON integer (3.0 is a float: the skill's model says float where the spec says int); a float may be
-    written as an integer, as JSON writes it."""
-    if kind == "json":
-        return _json_value(value)
-    if kind == "str":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if kind == "int":
-        return isinstance(value, int)
-    if kind == "float":
-        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
-    return False
-
-
 def output_problem(proposal: Proposal, output: Any) -> str | None:
     """Why `output` does not match the proposal's output fields, or None. The rules are FieldSpec's: a field that is
     not required may be missing or null (a pydantic default of None dumps as null); a `| None` field may be null or
@@ -168,12 +135,12 @@ def output_problem(proposal: Proposal, output: Any) -> str | None:
         if value is None:
             return f"the field {spec.name!r} is null, but its type is {spec.type}"
         if ftype.base == "list":
-            ok = isinstance(value, list) and all(_value_ok(ftype.item or "json", v) for v in value)
+            ok = isinstance(value, list) and all(primitive_matches(ftype.item or "json", v) for v in value)
         elif ftype.base == "dict":
-            ok = isinstance(value, dict) and all(isinstance(k, str) and _value_ok(ftype.item or "json", v)
+            ok = isinstance(value, dict) and all(isinstance(k, str) and primitive_matches(ftype.item or "json", v)
                                                  for k, v in value.items())
         else:
-            ok = _value_ok(ftype.base, value)
+            ok = primitive_matches(ftype.base, value)
         if not ok:
             return f"the field {spec.name!r} is {_show(value, 80)}, not {spec.type}"
     return None
