@@ -117,19 +117,48 @@ def test_an_output_that_breaks_the_schema_fails(tmp_path: Path, word_count: Prop
     assert any("does not match the output schema" in m and "'characters'" in m for m in diff.messages)
 
 
-def test_an_undeclared_exception_fails_but_a_declared_rejection_does_not(tmp_path: Path,
-                                                                         word_count: Proposal) -> None:
+def test_an_exception_is_a_counterexample_only_where_the_independent_answered(tmp_path: Path,
+                                                                             word_count: Proposal) -> None:
     crash = _variant("        if len(text) > 25:\n"
                      "            return WordCountOutput(words=1 // (len(text) - len(text)), lines=0, characters=0)\n")
-    res = _gates(tmp_path / "crash", word_count, crash)
+    # With an independent implementation that returns a value on the same input: a counterexample.
+    res = _gates(tmp_path / "crash", word_count, crash, independent=SKILL)
     diff = res[GATE_DIFFERENTIAL]
     assert diff.verdict is Verdict.FAILED and diff.details["exceptions"] > 0
     assert any("ZeroDivisionError" in m for m in diff.messages)
+    assert any(c["kind"] == "exception" for c in diff.details["counterexamples"])
+    # Without one, nothing tells a bug from an input outside the spec's domain: counted and shown, not a failure
+    # (counting it refused every honest HumanEval reference, which raise TypeError on a wrong argument count).
+    res = _gates(tmp_path / "crash-alone", word_count, crash)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.PASSED, diff.messages
+    assert diff.details["unjudged_exceptions"] > 0 and diff.details["outside_domain"] > 0
+    assert not diff.details["counterexamples"]
     declared = _variant("        if len(text) > 25:\n            raise ValueError('texts this long are refused')\n")
     res = _gates(tmp_path / "declared", word_count, declared)
     diff = res[GATE_DIFFERENTIAL]
     assert diff.verdict is Verdict.PASSED, diff.messages
-    assert diff.details["outside_domain"] > 0
+    assert diff.details["outside_domain"] > 0 and diff.details["unjudged_exceptions"] == 0
+
+
+def test_only_the_fields_the_spec_pins_must_repeat_and_agree(tmp_path: Path, word_count: Proposal) -> None:
+    """An output field no example or holdout gives a value for (here a fresh id per call) is the skill's own:
+    neither the determinism check nor the comparison looks at it; the pinned fields still must agree."""
+    data = word_count.model_dump(mode="json")
+    data["outputs"] = [*data["outputs"], {"name": "run_id", "type": "str"}]
+    proposal = Proposal.model_validate(data)
+    with_id = (SKILL.replace("    characters: int\n", "    characters: int\n    run_id: str = \"\"\n", 1)
+               .replace("import re\n", "import re\nimport uuid\n", 1)
+               .replace("characters=len(text))", "characters=len(text), run_id=str(uuid.uuid4()))"))
+    assert with_id != SKILL and "uuid4" in with_id
+    res = _gates(tmp_path / "fresh-ids", proposal, with_id, independent=SKILL)
+    diff = res[GATE_DIFFERENTIAL]
+    assert diff.verdict is Verdict.PASSED, diff.messages
+    assert diff.details["determinism_failures"] == 0 and diff.details["compared"] > 0
+    wrong = with_id.replace("words=len(WORD.findall(text))", "words=len(WORD.findall(text)) + (len(text) > 25)")
+    assert wrong != with_id
+    res = _gates(tmp_path / "wrong", proposal, wrong, independent=SKILL)
+    assert res[GATE_DIFFERENTIAL].verdict is Verdict.FAILED
 
 
 def test_an_independent_that_fails_a_holdout_is_not_used(tmp_path: Path, word_count: Proposal) -> None:
