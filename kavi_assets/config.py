@@ -12,6 +12,9 @@ class ConfigError(ValueError):
 
 
 DAGSTER_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# The generated-input evidence's bounds per build, unless KAVI_EVIDENCE_MAX_CASES / KAVI_EVIDENCE_BUDGET_S say else.
+EVIDENCE_MAX_CASES = 40
+EVIDENCE_BUDGET_S = 15.0
 
 
 def _get(environ: Mapping[str, str], name: str) -> str | None:
@@ -121,8 +124,8 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     lambda e: _flag(e, "KAVI_WARM_RUNNER", "use the warm gate runner"),
     _dagster_log,
     _evidence_levels,
-    lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", 40, minimum=0, example="40"),
-    lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", 15.0, example="15"),
+    lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0, example="40"),
+    lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", EVIDENCE_BUDGET_S, example="15"),
 )
 
 

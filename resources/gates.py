@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from kavi_assets.config import env_float, env_int
+from kavi_assets.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES, env_float, env_int
 from kavi_assets.forge.context import ForgeSettings
 from kavi_assets.skills.base import SideEffectClass
 
@@ -92,6 +92,8 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             research_advice=self.research_advice or os.environ.get("KAVI_RESEARCH_ADVICE", "") == "1",
             advice_timeout_s=self.advice_timeout_s,
             evidence_levels=self._evidence_levels(),
-            evidence_max_cases=self.evidence_max_cases or env_int(os.environ, "KAVI_EVIDENCE_MAX_CASES", 40, minimum=0),
-            evidence_time_budget_s=self.evidence_time_budget_s or env_float(os.environ, "KAVI_EVIDENCE_BUDGET_S", 15.0),
+            evidence_max_cases=self.evidence_max_cases or env_int(os.environ, "KAVI_EVIDENCE_MAX_CASES",
+                                                                  EVIDENCE_MAX_CASES, minimum=0),
+            evidence_time_budget_s=self.evidence_time_budget_s or env_float(os.environ, "KAVI_EVIDENCE_BUDGET_S",
+                                                                            EVIDENCE_BUDGET_S),
         )

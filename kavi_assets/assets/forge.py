@@ -321,8 +321,9 @@ def verify_and_research(
 
 def status_line(ctx: ForgeContext, name: str) -> str:
     """The skill's status as the ledger has it now, with its latest attempt's failure kind: one short line."""
-    row = ctx.records.require_proposal(name)
-    build = ctx.records.latest_build(name)
+    with ctx.records.session():  # one connection for both reads
+        row = ctx.records.require_proposal(name)
+        build = ctx.records.latest_build(name)
     kind = (f" ({build.failure_kind})" if build is not None and build.failure_kind
             and build.failure_kind != row.status.value else "")  # not "GATE_VIOLATION (GATE_VIOLATION)"
     attempt = f" after attempt {build.attempt_number}" if build is not None else ""

@@ -4,6 +4,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kavi_assets.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi_assets.home import KaviHome
 from kavi_assets.ledger.artifacts import ArtifactStore
 from kavi_assets.ledger.records import ForgeRecords
@@ -27,8 +28,8 @@ class ForgeSettings:
     # The ceremony levels (low, standard, strict) at which the generated-input evidence runs after the deterministic
     # gates: oracle-free checks and the comparison with an independent implementation by a second model.
     evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
-    evidence_max_cases: int = 40
-    evidence_time_budget_s: float = 15.0
+    evidence_max_cases: int = EVIDENCE_MAX_CASES
+    evidence_time_budget_s: float = EVIDENCE_BUDGET_S
 
 
 @dataclass

@@ -26,12 +26,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from kavi_assets.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi_assets.gates.acceptance import CaseRun, equal, judge_examples
-from kavi_assets.gates.generate import parse_type
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
-from kavi_assets.proposals.values import primitive_matches
+from kavi_assets.proposals.values import parse_type, primitive_matches
 
 # A generated input the candidate could not finish is a counterexample only where the independent implementation
 # answered it fast: the candidate had at least SLOW_MIN_S on it and at least SLOW_FACTOR times what the independent
@@ -52,8 +52,8 @@ class EvidenceConfig:
 
     enabled: bool = True
     skipped_reason: str = ""
-    max_cases: int = 40
-    time_budget_s: float = 15.0
+    max_cases: int = EVIDENCE_MAX_CASES
+    time_budget_s: float = EVIDENCE_BUDGET_S
     seed: int | None = None
 
 

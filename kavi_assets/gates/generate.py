@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kavi_assets.proposals.model import Example, FieldSpec, Proposal
+from kavi_assets.proposals.values import FieldType, parse_type
 
 GENERATION_TIME_CAP_S = 3.0
 # Boundary values take at most this share of max_cases, so the schema's draws always get room.
@@ -36,29 +37,7 @@ ALPHABET = (
     " \t\n" + "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" + "éüßñøÅçЖж日本語😀\u0301\u00a0"
 )
 KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz_0123456789"
-_TYPE = re.compile(r"^(?P<base>str|int|float|bool|json|list|dict)(?:\[(?:str, ?)?(?P<item>str|int|float|bool|json)\])?"
-                   r"(?P<opt> \| None)?$")
 _lock = threading.Lock()  # Hypothesis keeps per-process state while a test function runs: one generation at a time
-
-
-@dataclass(frozen=True)
-class FieldType:
-    """A FieldSpec type, parsed: `base` is str, int, float, bool, json, list or dict; `item` the element type."""
-
-    base: str
-    item: str | None
-    optional: bool
-
-
-def parse_type(text: str) -> FieldType:
-    hit = _TYPE.fullmatch(text.strip())
-    if hit is None:
-        raise ValueError(f"unsupported field type {text!r}")
-    base = hit.group("base")
-    item = hit.group("item")
-    if (base in ("list", "dict")) != (item is not None):
-        raise ValueError(f"unsupported field type {text!r}")
-    return FieldType(base, item, hit.group("opt") is not None)
 
 
 def canonical(value: Any) -> str:

@@ -18,6 +18,7 @@ from kavi_assets.proposals.bounds import (
     read_bounded,
 )
 from kavi_assets.proposals.paths import check_vault_relpaths
+from kavi_assets.proposals.values import TYPE_RE
 from kavi_assets.skills.base import SideEffectClass
 
 # Names, field names and secret names are checked with re.fullmatch: `$` alone would accept a trailing newline.
@@ -33,10 +34,6 @@ MAX_FIELDS = 32  # each of inputs and outputs
 MAX_SECRETS = 16
 MAX_FIXTURES = 64  # vault_files and http_responses of one example, each
 MAX_FIELD_DESCRIPTION_CHARS = 1000
-_TYPE_RE = re.compile(
-    r"^(?P<base>str|int|float|bool|json|list\[(str|int|float|bool|json)\]|dict\[str, ?(str|int|float|bool|json)\])"
-    r"(?P<opt> \| None)?$"
-)
 
 
 class ProposalError(ValueError):
@@ -69,7 +66,7 @@ class FieldSpec(BaseModel):
     @classmethod
     def _type(cls, v: str) -> str:
         v = v.strip()
-        if not _TYPE_RE.fullmatch(v):
+        if not TYPE_RE.fullmatch(v):
             raise ValueError(
                 f"type {v!r} is not supported; use str, int, float, bool, json, list[X] or dict[str, X] "
                 "(X a primitive), optionally followed by ' | None'"

@@ -2,7 +2,37 @@
 add` (a person's expected output) and the differential gate (a skill's output on a generated input)."""
 
 import math
+import re
+from dataclasses import dataclass
 from typing import Any
+
+PRIMITIVE_TYPES = "str|int|float|bool|json"
+# The FieldSpec type grammar: a primitive, list[X] or dict[str, X] (X a primitive), optionally `| None`.
+TYPE_RE = re.compile(
+    rf"^(?:(?P<base>{PRIMITIVE_TYPES})|list\[(?P<list_item>{PRIMITIVE_TYPES})\]"
+    rf"|dict\[str, ?(?P<dict_item>{PRIMITIVE_TYPES})\])(?P<opt> \| None)?$"
+)
+
+
+@dataclass(frozen=True)
+class FieldType:
+    """A FieldSpec type, parsed: `base` is str, int, float, bool, json, list or dict; `item` the element type."""
+
+    base: str
+    item: str | None
+    optional: bool
+
+
+def parse_type(text: str) -> FieldType:
+    hit = TYPE_RE.fullmatch(text.strip())
+    if hit is None:
+        raise ValueError(f"unsupported field type {text!r}")
+    optional = hit.group("opt") is not None
+    if hit.group("list_item"):
+        return FieldType("list", hit.group("list_item"), optional)
+    if hit.group("dict_item"):
+        return FieldType("dict", hit.group("dict_item"), optional)
+    return FieldType(hit.group("base"), None, optional)
 
 
 def is_json_value(value: Any) -> bool:
@@ -39,15 +69,12 @@ def primitive_matches(kind: str, value: Any) -> bool:
 
 def value_matches(type_name: str, value: Any) -> bool:
     """Whether a JSON value has a FieldSpec type: str, int, float, bool, json, list[X], dict[str, X], `| None`."""
-    base = type_name.strip()
-    if base.endswith("| None"):
-        if value is None:
-            return True
-        base = base[: -len("| None")].strip()
-    if base.startswith("list[") and base.endswith("]"):
-        return isinstance(value, list) and all(primitive_matches(base[5:-1].strip(), v) for v in value)
-    if base.startswith("dict[") and base.endswith("]"):
-        inner = base[5:-1].split(",", 1)[1].strip()
-        return isinstance(value, dict) and all(isinstance(k, str) and primitive_matches(inner, v)
+    ftype = parse_type(type_name)
+    if value is None and ftype.optional:
+        return True
+    if ftype.base == "list":
+        return isinstance(value, list) and all(primitive_matches(ftype.item or "json", v) for v in value)
+    if ftype.base == "dict":
+        return isinstance(value, dict) and all(isinstance(k, str) and primitive_matches(ftype.item or "json", v)
                                                for k, v in value.items())
-    return primitive_matches(base, value)
+    return primitive_matches(ftype.base, value)

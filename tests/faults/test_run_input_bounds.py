@@ -7,16 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faults_support import trust_version
 from typer.testing import CliRunner
 
 from kavi_assets.cli.main import app
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
 from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals import bounds
-from kavi_assets.proposals.model import parse_proposal
 from kavi_assets.runtime.records import EXCERPT_CHARS, MAX_KEPT_JSON_CHARS, ExecutionLog, to_json
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
@@ -49,25 +45,10 @@ class EchoText(BaseSkill[EchoTextInput, EchoTextOutput]):
 '''
 
 
-def _no_llm() -> Any:
-    raise AssertionError("no model here")
-
-
 def _trust(home: KaviHome, name: str, source: str, outputs: list[dict[str, str]], example: dict[str, Any]) -> None:
-    ctx = ForgeContext.open(home, _no_llm)
-    ctx.records.register_proposal(parse_proposal({
+    trust_version(home, {
         "name": name, "description": f"The {name} skill for bound tests.", "inputs": [{"name": "text", "type": "str"}],
-        "outputs": outputs, "side_effect_class": "READ_ONLY", "examples": [example]}), source_path=None,
-        complexity=0.1)
-    packet = ctx.store.put(f"packet {name}".encode(), "build_packet")
-    skill = ctx.store.put(source.encode(), "skill_source")
-    build_id = f"{name}-a1-bounds"
-    ctx.records.start_build(name, run_id=None, model="m", endpoint="e", packet=packet, build_id=build_id, attempt=1,
-                            parent_build_id=None, lineage_parent="0" * 64)
-    ctx.records.finish_build(build_id, status="VERIFIED", failure_kind=None, skill_sha256=skill.sha256)
-    ctx.records.record_gate_results(build_id, [GateResult(g, Verdict.PASSED, "ok", 0.1) for g in ALL_GATES])
-    approve(ctx, name, "tester")
-    assert promote(ctx, name).promoted
+        "outputs": outputs, "side_effect_class": "READ_ONLY", "examples": [example]}, source)
 
 
 @pytest.fixture()
