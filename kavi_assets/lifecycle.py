@@ -34,6 +34,9 @@ class FailureKind(StrEnum):
     VERIFY_POLICY = "VERIFY_POLICY"
     VERIFY_INVARIANT = "VERIFY_INVARIANT"
     VERIFY_ACCEPTANCE = "VERIFY_ACCEPTANCE"
+    # Every deterministic gate passed and the coach (a second model reviewing spec, code, tests and gate report)
+    # asked for changes: the builder's outcome, its findings go to the next packet.
+    COACH_CHANGES_REQUESTED = "COACH_CHANGES_REQUESTED"
     UNKNOWN = "UNKNOWN"
     # The forge's own environment failed (a gate tool missing, a full disk, a file-size limit, an oversized prompt):
     # not the model's outcome, never fed to the router, retried later outside the model's attempt budget.

@@ -10,6 +10,7 @@ import dagster as dg
 
 from kavi_assets.assets.partitions import proposals_partitions
 from kavi_assets.forge import pipeline
+from kavi_assets.forge.ceremony import plan_markdown
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.types import ALL_GATES, GateResult
 from kavi_assets.routing.thompson import NoModelAvailable
@@ -276,6 +277,10 @@ def verify_and_research(
         if ev.get("agreement_rate") is not None:
             report_meta["agreement_rate"] = dg.MetadataValue.float(float(ev["agreement_rate"]))
         report_meta["counterexamples"] = dg.MetadataValue.json(ev.get("counterexamples") or [])
+    if out.ceremony:  # the level, its reason, and what it skipped (issue 12)
+        report_meta["ceremony_level"] = str(out.ceremony["level"])
+        report_meta["ceremony"] = dg.MetadataValue.md(plan_markdown(out.ceremony))
+        report_meta["ceremony_skipped"] = dg.MetadataValue.json(out.ceremony.get("skipped") or [])
     if out.passed:
         pipeline.record_success(ctx, name, out.build_id)
     failing = [r.gate for r in out.results if not r.ok]

@@ -13,9 +13,11 @@ from typing import Any
 
 from kavi_assets.build.allowlist import check_allowlist, skill_path, test_path
 from kavi_assets.build.sandbox_dir import create_sandbox, write_files
-from kavi_assets.forge.ceremony import Ceremony, ceremony_for, evidence_decision
+from kavi_assets.forge.ceremony import Ceremony, CeremonyLevel, budget_for, ceremony_plan, evidence_decision
+from kavi_assets.forge.coach import review as coach_review
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.forge.independent import IndependentOutcome, obtain_independent
+from kavi_assets.forge.levels import proposal_ceremony
 from kavi_assets.gates.differential import EvidenceConfig
 from kavi_assets.gates.infra import describe_oserror, is_infra_oserror
 from kavi_assets.gates.runner import GateConfig, run_gates
@@ -152,6 +154,7 @@ def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LL
         max_chars=client.settings.max_prompt_chars,
     )
     budget = attempt_budget(row.complexity if row.complexity is not None else score_complexity(proposal).score)
+    budget = budget_for(proposal_ceremony(ctx.records, name, proposal), budget)  # strict: a larger budget
     packet = {
         "packet_version": 1,
         "kind": "BUILD_PACKET",
@@ -366,6 +369,7 @@ class VerifyOutcome:
     report_sha256: str
     build_failure: AttemptFailure | None
     evidence: dict[str, Any] = field(default_factory=dict)
+    ceremony: dict[str, Any] = field(default_factory=dict)  # the level, why, what it runs and what it skipped
 
 
 def _build_failure_from_log(ctx: ForgeContext, build: BuildRow) -> AttemptFailure:
@@ -408,7 +412,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     # The evidence beyond the holdouts: at the configured ceremony levels, generated inputs and (when a second model
     # is configured) an independent implementation. Obtained here, outside the gates: a model error on the way is
     # the independent model's, recorded, and never fails this build.
-    ceremony = ceremony_for(proposal)
+    ceremony = proposal_ceremony(ctx.records, name, proposal)  # the score's level, or a person's recorded one
     runs, why = evidence_decision(ceremony, ctx.settings.evidence_levels)
     independent: IndependentOutcome | None = None
     if runs:
@@ -442,7 +446,12 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     # The one place gate output becomes stored and forwarded text (report, ledger, research note, next packet,
     # Dagster metadata): bounded, with configured keys, key-shaped strings and the holdout values redacted.
     outcome = dataclasses.replace(raw, results=Redactor.for_proposal(proposal).gate_results(raw.results))
+    # The coach, after the deterministic gates (omitted when they failed, at ceremony low, or with no second model).
+    coach = Redactor.for_proposal(proposal).gate_results(
+        [coach_review(ctx, name, build, proposal, ceremony, files, outcome.results)])[0]
+    outcome = dataclasses.replace(outcome, results=[*outcome.results, coach], passed=outcome.passed and coach.ok)
     evidence = evidence_section(ceremony, runs, why, independent, outcome.results)
+    plan = ceremony_plan(ceremony)
     report = {
         "kind": "VERIFICATION_REPORT",
         "build_id": build.build_id,
@@ -456,6 +465,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "duration_s": round(outcome.duration_s, 3),
         "gates": [r.to_dict() for r in outcome.results],
         "evidence": evidence,
+        "ceremony": plan,
     }
     ref = ctx.store.put(_canonical(report), "verification_report")
     artifacts: list[tuple[str, ArtifactRef, str, str]] = [("report", ref, build.skill_sha256, "report_of")]
@@ -476,7 +486,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
                                    reason="every gate passed")
     gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
-                         outcome.isolation, outcome.duration_s, ref.sha256, gate_failure, evidence)
+                         outcome.isolation, outcome.duration_s, ref.sha256, gate_failure, evidence, plan)
 
 
 def evidence_section(ceremony: Ceremony, runs: bool, why: str, independent: IndependentOutcome | None,
@@ -833,6 +843,12 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     approval = ctx.records.approval_for(name, build.build_id)
     if approval is not None and change is not None and approval.get("policy") == "auto_approve":
         approval = None  # a policy never approves across a class change
+    if proposal_ceremony(ctx.records, name, row.proposal).level is CeremonyLevel.STRICT and (
+            approval is None or approval.get("policy") is not None):
+        # Strict ceremony: a person's approval, recorded before promotion; an auto-approve policy never covers it.
+        return PromotionOutcome(
+            False, f"awaiting a person's approval: {name} is at ceremony level strict (auto-approve never covers "
+            f"it): kavi approve {name} --by WHO", build.build_id)
     if approval is None:
         if change is not None:
             return PromotionOutcome(

@@ -6,7 +6,7 @@ import errno
 import re
 import signal
 
-from kavi_assets.gates.types import GATE_ACCEPTANCE, GATE_MYPY, GATE_PYTEST, GATE_RUFF, GateResult
+from kavi_assets.gates.types import GATE_ACCEPTANCE, GATE_COACH, GATE_MYPY, GATE_PYTEST, GATE_RUFF, GateResult
 
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
@@ -50,6 +50,10 @@ def infrastructure_cause(result: GateResult) -> str | None:
     """Why this failed gate is the forge's fault, or None when the failure may be the model's."""
     if result.ok:
         return None
+    if result.gate == GATE_COACH and result.details.get("coach_failure"):
+        # The coach model failed (its endpoint, or an answer outside the schema): the reviewer's failure, which says
+        # nothing about the builder's code. Retried like any infrastructure failure; its repeats escalate.
+        return f"the coach could not review: {str(result.details['coach_failure'])[:200]}"
     if result.reason.startswith(_GATE_CRASH):
         return f"the {result.gate} gate crashed: {result.reason[len(_GATE_CRASH):].lstrip(': ')}"
     rc = _exit_code(result)

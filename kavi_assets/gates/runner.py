@@ -26,7 +26,7 @@ from kavi_assets.gates.generate import generated_cases
 from kavi_assets.gates.static import invariants_gate, policy_gate
 from kavi_assets.gates.testing import pytest_and_coverage
 from kavi_assets.gates.tools import mypy_gate, ruff_gate
-from kavi_assets.gates.types import ALL_GATES, GATE_ACCEPTANCE, GATE_DIFFERENTIAL, GateResult
+from kavi_assets.gates.types import DETERMINISTIC_GATES, GATE_ACCEPTANCE, GATE_DIFFERENTIAL, GateResult
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
 from kavi_assets.sandbox.runner import Limits, read_job_file
@@ -196,6 +196,6 @@ def run_gates(
         by_gate[gate] = GateResult(gate, Verdict.FAILED, "the skill file changed while this gate read it "
                                    "(its hash no longer matches the verified bytes)", r.duration_s, r.messages,
                                    r.details)
-    results = [by_gate[g] for g in ALL_GATES]
+    results = [by_gate[g] for g in DETERMINISTIC_GATES]
     isolation = dict(pytest_result.details.get("isolation") or {})
     return VerificationOutcome(results, isolation, all(r.ok for r in results), time.monotonic() - t0)

@@ -13,8 +13,11 @@ GATE_POLICY = "policy"
 GATE_INVARIANTS = "invariants"
 GATE_ACCEPTANCE = "acceptance"
 GATE_DIFFERENTIAL = "differential"
+# The coach (issue 12): a second model's review after the deterministic gates passed; not run by run_gates.
+GATE_COACH = "coach"
 
-ALL_GATES: tuple[str, ...] = (
+# The gates run_gates runs (tools and the forge's own checks: the model cannot argue with them).
+DETERMINISTIC_GATES: tuple[str, ...] = (
     GATE_RUFF,
     GATE_MYPY,
     GATE_PYTEST,
@@ -24,6 +27,7 @@ ALL_GATES: tuple[str, ...] = (
     GATE_ACCEPTANCE,
     GATE_DIFFERENTIAL,
 )
+ALL_GATES: tuple[str, ...] = (*DETERMINISTIC_GATES, GATE_COACH)
 
 
 @dataclass(frozen=True)

@@ -387,6 +387,44 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             )""",
         ),
     ),
+    (
+        9,
+        # The coach and ceremony levels (issue 12). `coach_reviews`: every call of the coach model, one row per try,
+        # kept apart from `model_outcomes` so a reviewer's verdict or failure never moves a builder's posterior.
+        # `ceremony_levels`: a person's level for a proposal (who, when, why); a row below the complexity score's
+        # level counts only when it is an override with a reason. No key (see migrations 3 and 5).
+        (
+            """CREATE TABLE IF NOT EXISTS coach_reviews (
+                review_id VARCHAR NOT NULL,
+                proposal_name VARCHAR NOT NULL,
+                build_id VARCHAR NOT NULL,
+                builder_model VARCHAR,
+                model VARCHAR NOT NULL,
+                task_type VARCHAR NOT NULL,
+                ceremony_level VARCHAR NOT NULL,
+                status VARCHAR NOT NULL,
+                verdict VARCHAR,
+                findings_json VARCHAR,
+                reason VARCHAR,
+                request_sha256 VARCHAR,
+                answer_sha256 VARCHAR,
+                prompt_tokens INTEGER,
+                completion_tokens INTEGER,
+                latency_ms DOUBLE,
+                cost_usd DOUBLE,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS ceremony_levels (
+                proposal_name VARCHAR NOT NULL,
+                level VARCHAR NOT NULL,
+                score_level VARCHAR NOT NULL,
+                override BOOLEAN NOT NULL,
+                reason VARCHAR,
+                actor VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

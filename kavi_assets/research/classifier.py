@@ -10,6 +10,7 @@ from typing import Any
 from kavi_assets.gates.infra import infrastructure_cause
 from kavi_assets.gates.types import (
     GATE_ACCEPTANCE,
+    GATE_COACH,
     GATE_COVERAGE,
     GATE_DIFFERENTIAL,
     GATE_INVARIANTS,
@@ -35,6 +36,8 @@ _GATE_KIND_ORDER: tuple[tuple[str, FailureKind], ...] = (
     (GATE_ACCEPTANCE, FailureKind.VERIFY_ACCEPTANCE),
     # Generated inputs the skill got wrong: a behavioural failure, like a failed example.
     (GATE_DIFFERENTIAL, FailureKind.VERIFY_ACCEPTANCE),
+    # The coach runs only after every gate above passed; its request for changes is the builder's outcome.
+    (GATE_COACH, FailureKind.COACH_CHANGES_REQUESTED),
 )
 
 _INFRA_KEY = re.compile(r"\d+")  # numbers (sizes, pids) vary between tries of the same infrastructure fault
@@ -167,6 +170,9 @@ def classify(failure: AttemptFailure) -> Classification:
                 entry["holdout_failed"] = int(result.details.get("holdout_failed", 0))
             if gate in (GATE_POLICY, GATE_INVARIANTS):
                 entry["violations"] = result.details.get("violations", [])
+            if gate == GATE_COACH:
+                # The reviewer's findings (it never saw a holdout): the next packet carries them to the builder.
+                entry["findings"] = list(result.details.get("findings") or [])
             if gate == GATE_DIFFERENTIAL:
                 # Generated inputs only (never a holdout): the builder may see them, with both answers.
                 entry["counterexamples"] = list(result.details.get("counterexamples") or [])
