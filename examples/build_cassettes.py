@@ -5,6 +5,7 @@ a model returns them, and are replayed by the recorded model. Run `python exampl
 editing an answer. Each interaction names its attempt and model ("*" matches any).
 """
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,11 @@ PLAN: dict[str, list[dict[str, Any]]] = {
          "extra": {"../../escape.py": "print('written outside the sandbox')\n"}},
     ],    # The skills the project ships: forged by the main job like any other proposal.
     "write_note": [{"attempt": "*", "model": "*", "dir": "write_note/1", "latency_ms": 1300}],
-    "read_notes_by_tag": [{"attempt": "*", "model": "*", "dir": "read_notes_by_tag/1", "latency_ms": 1500}],
+    "read_notes_by_tag": [
+        # Passes every deterministic gate, but one test asserts nothing: the coach asks for changes (issue 12).
+        {"attempt": 1, "model": "*", "dir": "read_notes_by_tag/coach-1", "latency_ms": 1500},
+        {"attempt": "*", "model": "*", "dir": "read_notes_by_tag/1", "latency_ms": 1500},
+    ],
     "create_daily_note": [{"attempt": "*", "model": "*", "dir": "create_daily_note/1", "latency_ms": 1100}],
     "search_notes": [{"attempt": "*", "model": "*", "dir": "search_notes/1", "latency_ms": 1900}],
     "summarize_note": [{"attempt": "*", "model": "*", "dir": "summarize_note/1", "latency_ms": 1600}],
@@ -58,6 +63,14 @@ INDEPENDENT: dict[str, str] = {
     for name in ("word_count", "slugify_title", "parse_duration", "create_daily_note", "http_get_json",
                  "read_notes_by_tag", "search_notes", "summarize_note", "write_note")
 }
+
+
+# The coach's reviews (issue 12), answered for a request of kind "coach" by whichever model did not build the attempt:
+# skill -> (attempt, answer file under examples/answers/). Every skill's reviewer approves (the coach runs from
+# ceremony standard up, or when a person raises the level), but read_notes_by_tag's first attempt.
+COACH_APPROVE = "coach_approve.json"
+COACH: dict[str, list[tuple[int | str, str]]] = {name: [("*", COACH_APPROVE)] for name in PLAN}
+COACH["read_notes_by_tag"] = [(1, "read_notes_by_tag/coach-1/coach.json"), ("*", COACH_APPROVE)]
 
 
 class _Literal(str):
@@ -98,6 +111,10 @@ def build(name: str, plan: list[dict[str, Any]]) -> dict[str, Any]:
         interactions.append({"kind": "independent", "attempt": "*", "model": "*", "latency_ms": 1000,
                              "files": {f"skills/{name}.py": _Literal(source)},
                              "notes": "written from the spec alone, separately from the build"})
+    for attempt, answer in COACH.get(name, []):
+        review = json.loads((ANSWERS / answer).read_text(encoding="utf-8"))  # stored as the model sends it
+        interactions.append({"kind": "coach", "attempt": attempt, "model": "*", "latency_ms": 900,
+                             "raw": json.dumps(review)})
     return {"skill": name, "models": MODELS, "interactions": interactions}
 
 
