@@ -308,12 +308,19 @@ def _lineage_doc(records: Any, name: str) -> dict[str, Any]:
         "trusted_version": row.trusted_version,
         "spec_sha256": row.spec_sha256,
         "side_effect_class": row.proposal.side_effect_class.value,
+        "ceremony": _ceremony_of(records, name, row.proposal),
         "attempts": attempts,
         "promotions": promotions,
         "revisions": revisions,
         "events": records.status_events(name),
         "edges": records.lineage_edges(name),
     }
+
+
+def _ceremony_of(records: Any, name: str, proposal: Any) -> dict[str, Any]:
+    from kavi_assets.forge.levels import proposal_ceremony
+
+    return proposal_ceremony(records, name, proposal).to_dict()
 
 
 @app.command()
@@ -330,7 +337,7 @@ def lineage(
     if as_json:
         _print_json(doc)
         return
-    tree = Tree(f"[bold]{name}[/] {doc['status']}  spec {doc['spec_sha256'][:12]}")
+    tree = Tree(f"[bold]{name}[/] {doc['status']}  spec {doc['spec_sha256'][:12]}  ceremony {doc['ceremony']['level']}")
     for a in doc["attempts"]:
         node = tree.add(f"attempt {a['attempt']}  {a['build_id']}  model {a['model']}  → {a['status']}"
                         + (f" ({a['failure_kind']})" if a["failure_kind"] else ""))
