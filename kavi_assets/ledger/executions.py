@@ -8,7 +8,6 @@ from pydantic import ValidationError
 from kavi_assets.ledger.store import Ledger, utcnow
 from kavi_assets.runtime.records import ExecutionRecord
 
-
 # Named, not positional: later migrations add columns (skill_version, caller) to the end of the table.
 _COLUMNS = ("execution_id, parent_execution_id, replay_of, session_id, skill_name, source_hash, side_effect_class, "
             "input_json, output_json, success, error, started_at, finished_at, duration_ms, skill_version, caller")

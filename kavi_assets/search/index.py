@@ -152,7 +152,8 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "version": self.version, "score": round(self.score, 4),
-                "bm25": round(self.bm25, 4), "similarity": None if self.similarity is None else round(self.similarity, 4),
+                "bm25": round(self.bm25, 4),
+                "similarity": None if self.similarity is None else round(self.similarity, 4),
                 "side_effect_class": self.side_effect_class, "description": self.description,
                 "inputs": {n: t for n, t in self.inputs}, "outputs": {n: t for n, t in self.outputs}}
 
@@ -318,9 +319,11 @@ class SearchIndex:
                 if len(qvec) != dim:
                     raise SearchError(f"the embedding endpoint returned {len(qvec)} dimensions for the query; the "
                                       f"index holds {dim}: delete {self.path.name} to rebuild it")
-                sims = {str(r[0]): float(r[1]) for r in con.execute(
+                rows_v = con.execute(
                     f"SELECT doc_id, array_cosine_similarity(vec, ?::FLOAT[{dim}]) FROM vecs "
-                    f"ORDER BY array_cosine_distance(vec, ?::FLOAT[{dim}]) LIMIT {MAX_RESULTS}", [qvec, qvec]).fetchall()}
+                    f"ORDER BY array_cosine_distance(vec, ?::FLOAT[{dim}]) LIMIT {MAX_RESULTS}",
+                    [qvec, qvec]).fetchall()
+                sims = {str(r[0]): float(r[1]) for r in rows_v}
         finally:
             con.close()
         hits: list[Hit] = []
