@@ -5,6 +5,8 @@ The file is derived from the ledger and rebuilt whole when the ledger's trusted 
 few milliseconds for hundreds of skills): it is never a second source of truth, and deleting it loses nothing.
 It is written to a temporary file and renamed into place, so a reader sees the old index or the new one.
 
+Ranking is by BM25 (with embeddings: reciprocal rank fusion of the BM25 and the cosine rankings).
+
 Scores. BM25 is unbounded and depends on the corpus, so a threshold on it would mean nothing. Every document's
 BM25 score is divided by the score its own text gets as a query (its self-match, stored at build time): `score`
 1.0 means "matches this skill as well as the skill's own name, description, schema and examples do", 0 means no
@@ -33,8 +35,22 @@ INDEX_FORMAT = 1
 MAX_QUERY_CHARS = 1000  # a query from a person or an agent
 MAX_SPEC_QUERY_CHARS = 6000  # a proposal used as the query (its description alone may hold 4000)
 MAX_RESULTS = 50
+RRF_K = 60  # the usual constant of reciprocal rank fusion
 MAX_EXAMPLES_CHARS = 2000  # what of a spec's examples is indexed: enough for their words, not their bulk
-DEFAULT_DUPLICATE_SCORE = 0.5
+# Measured on the shipped skills: a renamed copy scores 0.89-1.0, a close paraphrase about 0.8, two different
+# skills of the same family (the note skills) up to 0.49, unrelated ones under 0.3. Warned from half of it.
+DEFAULT_DUPLICATE_SCORE = 0.8
+# BM25 per field, weighted: a word of the name or the description says more about what a skill does than a word
+# of its examples (a URL in an example made every query with "url" in it find the HTTP skill).
+FIELD_WEIGHTS = {"name_text": 3.0, "description": 2.0, "schema_text": 1.0, "examples_text": 0.25}
+KINDS = ("skill", "proposal")  # one table and one BM25 index each: proposals do not move the skills' statistics
+
+
+def _bm25(kind: str) -> str:
+    return "(" + " + ".join(f"{w} * coalesce(fts_main_docs_{kind}.match_bm25(doc_id, ?, fields := '{f}'), 0)"
+                            for f, w in FIELD_WEIGHTS.items()) + ")"
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -55,10 +71,10 @@ class SearchConfig:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SearchConfig":
         env = os.environ if environ is None else environ
-        score = env_float(env, "KAVI_SEARCH_DUPLICATE_SCORE", DEFAULT_DUPLICATE_SCORE, example="0.5")
+        score = env_float(env, "KAVI_SEARCH_DUPLICATE_SCORE", DEFAULT_DUPLICATE_SCORE, example="0.8")
         if score > 1.0:
             raise ConfigError(f"KAVI_SEARCH_DUPLICATE_SCORE={score} must be between 0 and 1 (1.0: as close as the "
-                              "skill's own text; e.g. KAVI_SEARCH_DUPLICATE_SCORE=0.5)")
+                              "skill's own text; e.g. KAVI_SEARCH_DUPLICATE_SCORE=0.8)")
         url = (env.get("KAVI_EMBEDDINGS_URL") or "").strip() or None
         model = (env.get("KAVI_EMBEDDINGS_MODEL") or "").strip() or None
         if url is not None:
@@ -262,17 +278,23 @@ class SearchIndex:
     def _fill(self, con: duckdb.DuckDBPyConnection, docs: Sequence[Doc], signature: str) -> None:
         load_extension(con, "fts")
         con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        con.execute("CREATE TABLE docs (doc_id VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, version INTEGER, "
-                    "side_effect_class VARCHAR, name_text VARCHAR, description VARCHAR, schema_text VARCHAR, "
-                    "examples_text VARCHAR, inputs_json VARCHAR, outputs_json VARCHAR, self_score DOUBLE)")
-        con.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                        [[d.doc_id, d.kind, d.name, d.version, d.side_effect_class, d.name_text, d.description,
-                          d.schema_text, d.examples_text, json.dumps(d.inputs), json.dumps(d.outputs)] for d in docs])
-        if docs:
-            con.execute("PRAGMA create_fts_index('docs', 'doc_id', 'name_text', 'description', 'schema_text', "
+        for kind in KINDS:
+            table = f"docs_{kind}"
+            mine = [d for d in docs if d.kind == kind]
+            con.execute(f"CREATE TABLE {table} (doc_id VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, "
+                        "version INTEGER, side_effect_class VARCHAR, name_text VARCHAR, description VARCHAR, "
+                        "schema_text VARCHAR, examples_text VARCHAR, inputs_json VARCHAR, outputs_json VARCHAR, "
+                        "self_score DOUBLE)")
+            if not mine:
+                continue
+            con.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                            [[d.doc_id, d.kind, d.name, d.version, d.side_effect_class, d.name_text, d.description,
+                              d.schema_text, d.examples_text, json.dumps(d.inputs), json.dumps(d.outputs)]
+                             for d in mine])
+            con.execute(f"PRAGMA create_fts_index('{table}', 'doc_id', 'name_text', 'description', 'schema_text', "
                         "'examples_text', stemmer = 'porter', stopwords = 'english', overwrite = 1)")
-            selfs = [[self._bm25_one(con, d.text[:MAX_SPEC_QUERY_CHARS], d.doc_id), d.doc_id] for d in docs]
-            con.executemany("UPDATE docs SET self_score = ? WHERE doc_id = ?", selfs)
+            selfs = [[self._bm25_one(con, kind, d.text[:MAX_SPEC_QUERY_CHARS], d.doc_id), d.doc_id] for d in mine]
+            con.executemany(f"UPDATE {table} SET self_score = ? WHERE doc_id = ?", selfs)
         con.execute("INSERT INTO meta VALUES ('signature', ?), ('mode', ?), ('count', ?)",
                     [signature, self.mode, str(len(docs))])
         if self.embedder is not None and docs:
@@ -289,9 +311,9 @@ class SearchIndex:
         con.execute("INSERT INTO meta VALUES ('dim', ?)", [str(dim)])
 
     @staticmethod
-    def _bm25_one(con: duckdb.DuckDBPyConnection, query: str, doc_id: str) -> float:
-        row = con.execute("SELECT fts_main_docs.match_bm25(doc_id, ?) FROM docs WHERE doc_id = ?",
-                          [query, doc_id]).fetchone()
+    def _bm25_one(con: duckdb.DuckDBPyConnection, kind: str, query: str, doc_id: str) -> float:
+        row = con.execute(f"SELECT {_bm25(kind)} FROM docs_{kind} WHERE doc_id = ?",
+                          [*[query] * len(FIELD_WEIGHTS), doc_id]).fetchone()
         return float(row[0]) if row and row[0] is not None else 0.0
 
     def search(self, query: str, *, kinds: Sequence[str] = ("skill",), limit: int = 10,
@@ -304,13 +326,17 @@ class SearchIndex:
         qvec = self.embedder([text])[0] if self.embedder is not None else None
         con = duckdb.connect(str(self.path), read_only=True)
         try:
-            count = con.execute("SELECT count(*) FROM docs").fetchone()
-            if not count or not count[0]:
-                return []
             load_extension(con, "fts")
-            rows = con.execute(
-                "SELECT kind, name, version, side_effect_class, description, inputs_json, outputs_json, self_score, "
-                "fts_main_docs.match_bm25(doc_id, ?) AS bm25, doc_id FROM docs", [text]).fetchall()
+            rows = []
+            for kind in (k for k in KINDS if k in kinds):
+                count = con.execute(f"SELECT count(*) FROM docs_{kind}").fetchone()
+                if count and count[0]:
+                    rows += con.execute(
+                        "SELECT kind, name, version, side_effect_class, description, inputs_json, outputs_json, "
+                        f"self_score, {_bm25(kind)} AS bm25, doc_id FROM docs_{kind}",
+                        [text] * len(FIELD_WEIGHTS)).fetchall()
+            if not rows:
+                return []
             sims: dict[str, float] = {}
             if qvec is not None:
                 load_extension(con, "vss")
@@ -331,14 +357,21 @@ class SearchIndex:
             if kind not in kinds or name in exclude:
                 continue
             sim = sims.get(doc_id) if qvec is not None else None
-            if bm25 is None and sim is None:
+            if not bm25 and sim is None:
                 continue
             raw = float(bm25 or 0.0)
             lexical = min(1.0, raw / self_score) if self_score else 0.0
             score = lexical if qvec is None else (lexical + max(0.0, sim or 0.0)) / 2
             hits.append(Hit(kind, name, version, sec, desc, score, raw, sim,
                             tuple(tuple(x) for x in json.loads(ins)), tuple(tuple(x) for x in json.loads(outs))))
-        hits.sort(key=lambda h: (-h.score, -h.bm25, h.name))
+        if qvec is None:
+            # BM25 itself ranks (its length normalisation is what ranking needs); `score` says how close.
+            hits.sort(key=lambda h: (-h.bm25, -h.score, h.name))
+        else:
+            # Reciprocal rank fusion of the lexical and the vector ranking: neither scale has to match the other.
+            lex = {h.name: i for i, h in enumerate(sorted(hits, key=lambda h: (-h.bm25, h.name)))}
+            vec = {h.name: i for i, h in enumerate(sorted(hits, key=lambda h: (-(h.similarity or 0.0), h.name)))}
+            hits.sort(key=lambda h: (-(1 / (RRF_K + lex[h.name]) + 1 / (RRF_K + vec[h.name])), h.name))
         return hits[:limit]
 
     def close_to(self, proposal: Proposal, limit: int = 3) -> list[Hit]:
