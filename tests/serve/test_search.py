@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+import typer
 import yaml
 from serve_support import example_spec, trust_example
 from typer.testing import CliRunner
@@ -106,6 +107,24 @@ def _write(tmp: Path, spec: dict[str, object]) -> Path:
     return path
 
 
+def test_close_skill_check_refuses_above_the_threshold_and_force_passes(few: KaviHome,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from kavi_assets.cli.serve_cmd import check_close_skills
+    from kavi_assets.proposals.model import parse_proposal
+
+    copy = parse_proposal({**example_spec("word_count"), "name": "count_words_again"})
+    with pytest.raises(typer.Exit) as refused:
+        check_close_skills(few, copy, force=False)
+    assert refused.value.exit_code == 2
+    assert "looks like trusted skill word_count@1" in capsys.readouterr().err
+    check_close_skills(few, copy, force=True)  # warned, not refused
+    assert "word_count@1 is close to count_words_again (score 1.00" in capsys.readouterr().out
+    # Re-proposing a trusted skill under its own name revises it: not a duplicate of itself.
+    check_close_skills(few, parse_proposal(example_spec("word_count")), force=False)
+    assert "is close" not in capsys.readouterr().out
+
+
+@pytest.mark.slow  # six `kavi propose` runs, three of them through Dagster's partition store
 def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
