@@ -115,6 +115,22 @@ def tools(
     typer.echo(json.dumps(FORMATS[fmt](specs), indent=2))
 
 
+def tools_lines(home: KaviHome) -> list[str]:
+    """The end of `kavi demo`: the trusted skills as `kavi tools --short` lists them, and how to serve them."""
+    try:
+        server = tool_server(home, _policy(None, None))
+        server.refresh()
+    except Exception as err:  # the demo's own result stands; this is only a pointer onwards
+        return [f"Trusted skills as agent tools: could not be listed ({type(err).__name__}: {err})"]
+    lines = ["Trusted skills as agent tools (kavi tools --short):"]
+    for t in server.catalog.tools.values():
+        lines.append(f"  {t.tool_name}  {t.skill.side_effect_class.value}  v{t.skill.version}")
+    for name, why in sorted(server.catalog.withheld.items()):
+        lines.append(f"  {name}  not served ({why.split(': ', 1)[-1]})")
+    lines.append(f"Serve them to an agent over MCP: kavi serve --home {home.root} (stdio; --http for HTTP on loopback)")
+    return lines
+
+
 def search(
     query: Annotated[str, typer.Argument(help="what the skill should do, in words")],
     limit: Annotated[int, typer.Option("--limit", min=1, max=50)] = 10,

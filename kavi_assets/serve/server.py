@@ -290,7 +290,7 @@ class SkillToolServer:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
         from starlette.applications import Starlette
-        from starlette.routing import Mount
+        from starlette.routing import Route
         from starlette.types import Receive, Scope, Send
 
         check_bind(host, allow_remote)
@@ -300,13 +300,17 @@ class SkillToolServer:
         server = self.build_server()
         manager = StreamableHTTPSessionManager(app=server, security_settings=security)
 
-        async def handle(scope: Scope, receive: Receive, send: Send) -> None:
-            await manager.handle_request(scope, receive, send)
+        class Endpoint:
+            """A raw ASGI endpoint (Starlette wraps a plain function as request/response; a Mount would redirect
+            /mcp to /mcp/)."""
+
+            async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+                await manager.handle_request(scope, receive, send)
 
         @asynccontextmanager
         async def app_lifespan(_: Starlette) -> AsyncIterator[None]:
             async with manager.run():
                 yield
 
-        app = Starlette(routes=[Mount("/mcp", app=handle)], lifespan=app_lifespan)
+        app = Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=app_lifespan)
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
