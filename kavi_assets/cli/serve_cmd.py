@@ -3,6 +3,7 @@
 
 import contextlib
 import json
+import re
 from typing import Annotated, Any
 
 import typer
@@ -126,7 +127,8 @@ def tools_lines(home: KaviHome) -> list[str]:
     for t in server.catalog.tools.values():
         lines.append(f"  {t.tool_name}  {t.skill.side_effect_class.value}  v{t.skill.version}")
     for name, why in sorted(server.catalog.withheld.items()):
-        lines.append(f"  {name}  not served ({why.split(': ', 1)[-1]})")
+        opt_in = re.search(r"--allow [A-Z_]+", why)
+        lines.append(f"  {name}  not served" + (f" without {opt_in.group(0)}" if opt_in else f" ({why})"))
     lines.append(f"Serve them to an agent over MCP: kavi serve --home {home.root} (stdio; --http for HTTP on loopback)")
     return lines
 
