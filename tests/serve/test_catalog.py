@@ -146,3 +146,19 @@ def test_non_loopback_bind_is_refused_without_the_flag(kavi_home: KaviHome) -> N
     assert result.exit_code == 2 and "--allow-remote" in result.stderr
     bad_class = CliRunner().invoke(app, ["tools", "--allow", "EVERYTHING"])
     assert bad_class.exit_code == 2 and "not a side-effect class" in bad_class.stderr
+
+
+def test_search_skills_tool_names_the_tool_to_call(kavi_home: KaviHome) -> None:
+    for name in ("word_count", "write_note"):
+        trust_example(kavi_home, name)
+    server = _server(kavi_home)
+    found = server.call(SEARCH_TOOL, {"query": "how many words does this text have", "limit": 3}, "mcp:t/1")
+    assert not found.isError and found.structuredContent is not None
+    assert found.structuredContent["mode"] == "bm25"
+    top = found.structuredContent["results"][0]
+    assert top["name"] == "word_count" and top["tool"] == "word_count" and 0 < top["score"] <= 1
+    note = server.call(SEARCH_TOOL, {"query": "write a markdown note"}, "mcp:t/1")
+    hit = next(r for r in note.structuredContent["results"] if r["name"] == "write_note")  # type: ignore[index]
+    assert hit["tool"] is None  # trusted, but FILE_WRITE is not served here: nothing to call
+    for bad in ({}, {"query": 3}, {"query": "x", "limit": "many"}, {"query": "x" * 1001}, {"query": "  "}):
+        assert server.call(SEARCH_TOOL, bad, "mcp:t/1").isError, bad
