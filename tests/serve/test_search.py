@@ -168,7 +168,10 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
 
 
 def test_search_config_is_checked() -> None:
+    from kavi_assets.config import config_problems
+
     assert SearchConfig.from_env({}).mode == "bm25"
+    assert any("KAVI_SEARCH_DUPLICATE_SCORE" in p for p in config_problems({"KAVI_SEARCH_DUPLICATE_SCORE": "7"}))
     for env in ({"KAVI_SEARCH_DUPLICATE_SCORE": "x"}, {"KAVI_EMBEDDINGS_URL": "ftp://h"},
                 {"KAVI_EMBEDDINGS_URL": "http://127.0.0.1:1/v1"}):
         with pytest.raises(ConfigError):
