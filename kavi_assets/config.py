@@ -126,7 +126,14 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     _evidence_levels,
     lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0, example="40"),
     lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", EVIDENCE_BUDGET_S, example="15"),
+    lambda e: _search(e),  # KAVI_SEARCH_DUPLICATE_SCORE, KAVI_EMBEDDINGS_URL/_MODEL (kavi_assets.search)
 )
+
+
+def _search(environ: Mapping[str, str]) -> None:
+    from kavi_assets.search.index import SearchConfig
+
+    SearchConfig.from_env(environ)
 
 
 def config_problems(environ: Mapping[str, str] | None = None) -> list[str]:

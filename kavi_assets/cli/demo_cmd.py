@@ -121,6 +121,10 @@ def demo(
     console.print(f"\nfinished in {time.monotonic() - started:.1f}s.", highlight=False)
     for line in closing_lines(h.root, dagster_home):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    from kavi_assets.cli.serve_cmd import tools_lines
+
+    for line in tools_lines(h):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if crashed:
         raise typer.Exit(_fail_steps(crashed))
 

@@ -74,14 +74,19 @@ def _print_json(data: Any) -> None:
 def propose(
     file: Annotated[Path, typer.Argument(help="a proposal in YAML or JSON")],
     home: HomeOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="record it even if a trusted skill looks the same")] = False,
 ) -> None:
-    """Validate a proposal, record it in the ledger and add its partition in DAGSTER_HOME."""
+    """Validate a proposal, record it in the ledger and add its partition in DAGSTER_HOME. Warns when a trusted
+    skill is close to it, and refuses one above KAVI_SEARCH_DUPLICATE_SCORE unless --force (`kavi search`)."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
     from kavi_assets.forge.pipeline import intake
     from kavi_assets.proposals.model import load_proposal
 
     h = _home(home)
     proposal = load_proposal(file)
+    from kavi_assets.cli.serve_cmd import check_close_skills
+
+    check_close_skills(h, proposal, force)
     ensure_dagster_home(h)
     from kavi_assets.forge.context import ForgeContext
 
@@ -472,6 +477,9 @@ def _register_optional() -> None:
     runtime_cmd.register(app)
     holdout_cmd.register(app)
     ceremony_cmd.register(app)
+    from kavi_assets.cli import serve_cmd
+
+    serve_cmd.register(app)
 
 
 _register_optional()

@@ -8,6 +8,10 @@ from pydantic import ValidationError
 from kavi_assets.ledger.store import Ledger, utcnow
 from kavi_assets.runtime.records import ExecutionRecord
 
+# Named, not positional: later migrations add columns (skill_version, caller) to the end of the table.
+_COLUMNS = ("execution_id, parent_execution_id, replay_of, session_id, skill_name, source_hash, side_effect_class, "
+            "input_json, output_json, success, error, started_at, finished_at, duration_ms, skill_version, caller")
+
 
 @dataclass(frozen=True)
 class IngestResult:
@@ -45,13 +49,13 @@ def ingest_execution_log(ledger: Ledger, log_path: Path) -> IngestResult:
     rows = [
         [r.execution_id, r.parent_execution_id, r.replay_of, r.session_id, r.skill_name, r.source_hash,
          r.side_effect_class.value, r.input_json, r.output_json, r.success, r.error, r.started_at, r.finished_at,
-         r.duration_ms, r.skill_version]
+         r.duration_ms, r.skill_version, r.caller]
         for r in records
     ]
     with ledger.connect() as con:
         before = con.execute("SELECT count(*) FROM executions").fetchone()
         if rows:
-            con.executemany("INSERT OR IGNORE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            con.executemany(f"INSERT OR IGNORE INTO executions ({_COLUMNS}) VALUES ({', '.join('?' * len(rows[0]))})",
                             rows)
         after = con.execute("SELECT count(*) FROM executions").fetchone()
         con.execute("INSERT OR REPLACE INTO ingest_offsets VALUES (?, ?, ?)", [source, offset + end, utcnow()])

@@ -425,6 +425,12 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             )""",
         ),
     ),
+    (
+        11,
+        # Serving trusted skills over MCP (issue 17): an execution records its caller (the MCP client's name and
+        # version from its initialize request); NULL for a run from the local CLI and for every earlier record.
+        ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS caller VARCHAR",),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

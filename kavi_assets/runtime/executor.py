@@ -60,6 +60,7 @@ class _RunContext:
     session_id: str
     parent_execution_id: str | None
     replay_of: str | None
+    caller: str | None = None  # who asked (an MCP client); None for the local CLI
     started_at: str = field(default_factory=utc_now_iso)
     t0: float = field(default_factory=time.perf_counter)
 
@@ -108,6 +109,7 @@ class SkillRunner:
         parent_execution_id: str | None = None,
         session_id: str | None = None,
         replay_of: str | None = None,
+        caller: str | None = None,
     ) -> ExecutionRecord:
         """Run one skill. Refusals (not trusted, unconfirmed, hash mismatch) raise before any skill code
         runs; everything after that — bad input, a skill exception, bad output — is a FAILURE record."""
@@ -119,6 +121,7 @@ class SkillRunner:
             session_id=session_id or new_id(),
             parent_execution_id=parent_execution_id,
             replay_of=replay_of,
+            caller=caller,
         )
         try:
             cls = self.loader.load(skill)
@@ -196,6 +199,7 @@ class SkillRunner:
             started_at=ctx.started_at,
             finished_at=utc_now_iso(),
             duration_ms=round((time.perf_counter() - ctx.t0) * 1000.0, 3),
+            caller=ctx.caller,
         )
         self.log.append(record)
         return record

@@ -22,6 +22,7 @@ _RECORD_START = b'{"v":1,'
 # by every tail, replay and ingest). An error message is cut to EXCERPT_CHARS.
 MAX_KEPT_JSON_CHARS = 64 * 1024
 EXCERPT_CHARS = 4096
+MAX_CALLER_CHARS = 200
 
 
 class RecordNotFound(LookupError):
@@ -83,6 +84,9 @@ class ExecutionRecord(BaseModel):
     duration_ms: float
     input_digest: ValueDigest | None = None
     output_digest: ValueDigest | None = None
+    # Who asked for the run when it was not the local CLI: an MCP client as `mcp:NAME/VERSION` (from its initialize
+    # request). Absent from the log line when None, so records of `kavi run` read as they always did.
+    caller: str | None = Field(default=None, max_length=MAX_CALLER_CHARS)
 
     @model_validator(mode="after")
     def _input_kept_or_digested(self) -> "ExecutionRecord":
@@ -163,7 +167,7 @@ class ExecutionLog:
     def append(self, record: ExecutionRecord) -> None:
         kept = record.for_log()
         # The digest fields appear only on records that need them, so every other line reads as it always did.
-        absent = {name for name in ("input_digest", "output_digest") if getattr(kept, name) is None}
+        absent = {name for name in ("input_digest", "output_digest", "caller") if getattr(kept, name) is None}
         line = (kept.model_dump_json(exclude=absent) + "\n").encode("utf-8")
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         try:

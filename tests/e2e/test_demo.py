@@ -21,6 +21,9 @@ def test_demo_forges_examples(demo_run: DemoRun) -> None:
     trusted = [n for n, r in rows.items() if r["status"] == "TRUSTED"]
     assert len(trusted) >= 3, rows
     assert rows["extract_emails"]["status"] == "GATE_VIOLATION"
+    # It ends with the trusted skills as agent tools and how to serve them (issue 17).
+    tail = demo_run.stdout[demo_run.stdout.index("Trusted skills as agent tools"):]
+    assert "  slugify_title  READ_ONLY  v" in tail and "kavi serve --home" in tail.splitlines()[-1]
 
 
 def test_second_attempt_after_real_ruff_failure(demo_run: DemoRun) -> None:

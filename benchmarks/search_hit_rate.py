@@ -1,0 +1,211 @@
+"""Find before forging, measured: does a paraphrased proposal find the skill it re-invents, first?
+
+The corpus is what a grown forge would hold: the ten shipped example skills and every HumanEval and MBPP problem
+(benchmarks/datasets.py, from KAVI_DATASETS) as a skill spec — name, description, inputs from the reference
+solution's parameters, examples from the dataset's literal test calls. The queries are proposals written by hand
+as a person unaware of the original would write them: another name, the task described in other words, field
+names guessed. Each is run as `kavi propose` runs it (the whole proposal as the query, kavi_assets.search), and a
+hit is the original ranked first among ~600 skills.
+
+The index is built from the specs directly (`SearchIndex.build`): search reads only specs, never skill code, so
+no skill needs to be forged or trusted for this measurement. With KAVI_EMBEDDINGS_URL set, the vector ranking is
+fused in as `kavi search` does it.
+
+Run: python benchmarks/search_hit_rate.py [--no-datasets] [--verbose]
+Last line: `search: top-1 X/N (P%)`.
+"""
+
+import argparse
+import ast
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import datasets
+
+from kavi_assets.home import KaviHome
+from kavi_assets.search.index import Doc, SearchConfig, SearchIndex, spec_query
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _spec(name: str, description: str, inputs: list[str], outputs: list[str]) -> dict[str, Any]:
+    return {"name": name, "description": description, "side_effect_class": "READ_ONLY",
+            "inputs": [{"name": n, "type": "json"} for n in inputs],
+            "outputs": [{"name": n, "type": "json"} for n in outputs]}
+
+
+# (the original's name, the paraphrased proposal)
+SHIPPED_PARAPHRASES: list[tuple[str, dict[str, Any]]] = [
+    ("word_count", _spec("text_stats", "Tell how many words and lines a piece of text has, and its length.",
+                         ["content"], ["word_total", "line_total", "length"])),
+    ("extract_emails", _spec("find_mail_addresses", "List every e-mail address that appears in a message, once each.",
+                             ["message"], ["addresses"])),
+    ("http_get_json", _spec("fetch_api_document", "Download a JSON response from a web URL, optionally picking out "
+                            "one nested value.", ["address", "query"], ["document"])),
+    ("parse_duration", _spec("duration_to_seconds", "Convert a time span written like 2h15m or 30s into seconds.",
+                             ["span"], ["total_seconds"])),
+    ("read_notes_by_tag", _spec("notes_with_label", "Find the markdown notes in the vault tagged with a given label.",
+                                ["label"], ["notes"])),
+    ("search_notes", _spec("find_notes_matching", "Look through the notes in the vault for text matching a query and "
+                           "rank the best ones.", ["terms", "max_results"], ["hits"])),
+    ("slugify_title", _spec("heading_to_slug", "Make a URL-friendly slug from a heading: lowercase words separated "
+                            "by hyphens, accents removed.", ["heading"], ["slug_text"])),
+    ("summarize_note", _spec("note_digest", "Give a short summary, a few sentences long, of one note in the vault.",
+                             ["note_path"], ["digest"])),
+    ("create_daily_note", _spec("make_journal_entry", "Create today's journal note (or another date's) in the daily "
+                                "folder, titled with the weekday and date.", ["day", "text"], ["file", "made"])),
+    ("write_note", _spec("save_markdown_note", "Save a markdown note with a title and tags into the vault as a file.",
+                         ["heading", "content", "labels"], ["file_path", "saved"])),
+]
+
+# (the dataset problem's name, the paraphrased proposal): written from the problem's description only.
+DATASET_PARAPHRASES: list[tuple[str, dict[str, Any]]] = [
+    ("he_0_has_close_elements", _spec("any_pair_within_distance", "Report whether some two values in a list of "
+                                      "floats lie nearer to one another than a given limit.", ["values", "limit"],
+                                      ["found"])),
+    ("he_1_separate_paren_groups", _spec("split_bracket_groups", "Split a string of several balanced, non-nested "
+                                         "top-level bracket groups into a list of those groups, ignoring spaces.",
+                                         ["text"], ["groups"])),
+    ("he_2_truncate_number", _spec("fractional_part", "Return only the part after the decimal point of a positive "
+                                   "float.", ["x"], ["fraction"])),
+    ("he_3_below_zero", _spec("balance_goes_negative", "Given bank deposits and withdrawals from an empty account, "
+                              "say whether the balance ever dips under zero.", ["ops"], ["negative"])),
+    ("he_4_mean_absolute_deviation", _spec("average_distance_from_mean", "Compute the MAD: the mean of the absolute "
+                                           "differences between each number and the average.", ["data"], ["mad"])),
+    ("he_5_intersperse", _spec("insert_separator_between", "Put a separator value between each pair of adjacent "
+                               "items of a list of numbers.", ["items", "sep"], ["result"])),
+    ("he_6_parse_nested_parens", _spec("max_nesting_per_group", "For each space-separated group of parentheses, give "
+                                       "its deepest nesting level.", ["text"], ["depths"])),
+    ("he_7_filter_by_substring", _spec("keep_strings_containing", "Keep only the strings of a list that include a "
+                                       "given piece of text.", ["strings", "needle"], ["kept"])),
+    ("he_8_sum_product", _spec("total_and_product", "Return both the sum and the product of a list of integers "
+                               "(0 and 1 for an empty list).", ["ints"], ["pair"])),
+    ("he_9_rolling_max", _spec("running_maximum", "For every position of a sequence of integers, the largest value "
+                               "seen so far.", ["seq"], ["maxima"])),
+    ("he_10_make_palindrome", _spec("shortest_palindrome_extension", "Build the shortest palindrome that starts with "
+                                    "the given string by appending characters.", ["s"], ["palindrome"])),
+    ("he_11_string_xor", _spec("binary_string_xor", "XOR two strings of 0s and 1s bit by bit and return the result as "
+                               "a string.", ["left", "right"], ["bits"])),
+    ("he_12_longest", _spec("longest_string", "Pick the longest string of a list (the first one on ties, None for an "
+                            "empty list).", ["strings"], ["winner"])),
+    ("he_13_greatest_common_divisor", _spec("gcd_of_two", "Compute the greatest common divisor of two whole numbers.",
+                                            ["x", "y"], ["gcd"])),
+    ("he_14_all_prefixes", _spec("every_prefix", "List all prefixes of a string, shortest first.", ["word"],
+                                 ["prefixes"])),
+    ("he_16_count_distinct_characters", _spec("unique_letters_ignoring_case", "Count how many different characters a "
+                                              "string has, treating upper and lower case as the same.", ["s"],
+                                              ["count"])),
+    ("mbpp_2_similar_elements", _spec("common_items", "Find the elements two lists have in common.", ["a", "b"],
+                                      ["shared"])),
+    ("mbpp_3_is_not_prime", _spec("is_composite", "Tell whether a number is not a prime.", ["n"], ["composite"])),
+    ("mbpp_4_heap_queue_largest", _spec("top_n_numbers", "Return the n biggest integers of a list, largest first.",
+                                        ["numbers", "n"], ["top"])),
+    ("mbpp_6_differ_at_one_bit_pos", _spec("single_bit_difference", "Check whether two integers differ in exactly one "
+                                           "bit.", ["a", "b"], ["one_bit"])),
+    ("mbpp_7_find_char_long", _spec("words_of_four_or_more", "Return the words of a string that have at least four "
+                                    "characters.", ["text"], ["long_words"])),
+    ("mbpp_8_square_nums", _spec("square_each", "Square every number of a list.", ["nums"], ["squares"])),
+    ("mbpp_9_find_rotations", _spec("min_rotations_same_string", "Find the smallest positive number of rotations "
+                                    "that gives back the same string.", ["s"], ["rotations"])),
+    ("mbpp_11_remove_occ", _spec("strip_first_last_char", "Remove the first and the last occurrence of a character "
+                                 "from a string.", ["s", "ch"], ["result"])),
+    ("mbpp_12_sort_matrix", _spec("order_rows_by_sum", "Sort the rows of a matrix by their sums, smallest first.",
+                                  ["matrix"], ["sorted_rows"])),
+    ("mbpp_14_find_volume", _spec("triangular_prism_volume", "Compute the volume of a prism with a triangular base.",
+                                  ["base", "height", "length"], ["volume"])),
+    ("mbpp_16_text_lowercase_underscore", _spec("snake_case_check", "True when a string is lowercase letter runs "
+                                                "joined by underscores.", ["text"], ["matches"])),
+    ("mbpp_17_square_perimeter", _spec("perimeter_of_square", "Perimeter of a square from the length of its side.",
+                                       ["side"], ["perimeter"])),
+    ("mbpp_18_remove_dirty_chars", _spec("drop_chars_in_other", "Delete from one string every character that occurs "
+                                         "in a second string.", ["s", "banned"], ["cleaned"])),
+    ("mbpp_19_test_duplicate", _spec("has_repeats", "Does an array of integers contain any value twice?", ["arr"],
+                                     ["repeated"])),
+    ("mbpp_20_is_woodall", _spec("woodall_number_check", "Decide if a number is a Woodall number.", ["n"],
+                                 ["woodall"])),
+    ("mbpp_58_opposite_signs", _spec("signs_differ", "Check if two integers have opposite signs.", ["x", "y"],
+                                     ["opposite"])),
+]
+
+
+def _params(solution: str, entry: str) -> list[str]:
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return ["value"]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == entry:
+            return [a.arg for a in node.args.args] or ["value"]
+    return ["value"]
+
+
+def dataset_docs() -> list[Doc]:
+    docs = []
+    for p in [*datasets.load_humaneval(), *datasets.load_mbpp()]:
+        names = _params(p.solution, p.entry_point)
+        examples = [{"input": dict(zip(names, call, strict=False)), "expected": {}} for call in p.calls[:3]]
+        spec = {"name": p.name, "description": p.description, "side_effect_class": "READ_ONLY",
+                "inputs": [{"name": n, "type": "json"} for n in names], "outputs": [{"name": "result", "type": "json"}],
+                "examples": examples}
+        docs.append(Doc.from_spec("skill", spec, 1))
+    return docs
+
+
+def shipped_docs() -> list[Doc]:
+    return [Doc.from_spec("skill", yaml.safe_load(f.read_text()), 1)
+            for f in sorted((ROOT / "examples" / "proposals").glob("*.yaml"))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-datasets", action="store_true", help="only the shipped skills and their paraphrases")
+    parser.add_argument("--verbose", action="store_true", help="print every miss")
+    args = parser.parse_args()
+    docs = shipped_docs()
+    cases = list(SHIPPED_PARAPHRASES)
+    if not args.no_datasets:
+        docs += dataset_docs()
+        cases += DATASET_PARAPHRASES
+    names = {d.name for d in docs}
+    missing = [name for name, _ in cases if name not in names]
+    if missing:
+        raise SystemExit(f"paraphrased skills not in the corpus: {', '.join(missing)}")
+    from kavi_assets.search.index import open_index
+
+    with tempfile.TemporaryDirectory() as tmp:
+        home = KaviHome(Path(tmp) / "home").ensure()
+        config = SearchConfig.from_env()
+        index: SearchIndex = open_index(home, None, config)  # type: ignore[arg-type]  # never reads a ledger here
+        t0 = time.perf_counter()
+        index.build(docs, "benchmark")
+        build_s = time.perf_counter() - t0
+        hits = 0
+        rank_sum = 0.0
+        times = []
+        for original, proposal in cases:
+            t = time.perf_counter()
+            ranked = index.query(spec_query(proposal), limit=10)
+            times.append(time.perf_counter() - t)
+            order = [h.name for h in ranked]
+            if order and order[0] == original:
+                hits += 1
+            rank = order.index(original) + 1 if original in order else None
+            rank_sum += 1 / rank if rank else 0.0
+            if args.verbose and (not order or order[0] != original):
+                print(f"miss: {proposal['name']} -> {order[:3]} (wanted {original}, rank {rank})")
+    n = len(cases)
+    times.sort()
+    print(f"corpus: {len(docs)} skills ({index.mode}); index built in {build_s:.2f} s; query median "
+          f"{times[len(times) // 2] * 1000:.1f} ms")
+    print(f"mean reciprocal rank (top 10): {rank_sum / n:.3f}")
+    print(f"search: top-1 {hits}/{n} ({100 * hits / n:.0f}%)")
+
+
+if __name__ == "__main__":
+    main()
