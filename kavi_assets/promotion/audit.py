@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kavi_assets.decompose.composition import parse_doc
 from kavi_assets.home import KaviHome
 from kavi_assets.ledger.artifacts import sha256_bytes
 from kavi_assets.ledger.records import ForgeRecords
@@ -74,6 +75,8 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
             files.append(f"{t.ref}: {path} was changed since promotion (sha256 {actual[:16]}…, "
                          f"ledger {t.source_sha256[:16]}…)")
             continue
+        if parse_doc(data) is not None:
+            continue  # a composition (a decomposed parent) holds no code: its children are trusted files of their own
         policy += [f"{t.ref}: {p}" for p in _rescan(t.name, data, t.side_effect_class, t.required_secrets,
                                                      policy_path)]
     files += stray_files(records, home)
