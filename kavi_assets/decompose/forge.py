@@ -65,7 +65,7 @@ def trigger_for(ctx: ForgeContext, name: str, limits: DecomposeLimits | None = N
             hit = [t for t in notes[-1]["triggers"] if t in _TRIGGERS]
             if hit:
                 return str(hit[0])
-    if row.status is ProposalStatus.PROPOSED and not ctx.records.builds(name):
+    if row.status in (ProposalStatus.PROPOSED, ProposalStatus.FAILED, ProposalStatus.ESCALATED):
         scale = ceremony_for(row.proposal).scale
         if scale > lim.above:
             return f"COMPLEXITY {scale}/10 > {lim.above}"
