@@ -16,11 +16,11 @@ class DomainsOfAddressesOutput(BaseModel):
 
 class DomainsOfAddresses(BaseSkill[DomainsOfAddressesInput, DomainsOfAddressesOutput]):
     name = "domains_of_addresses"
-    description = "Report the distinct domains of e-mail addresses (lowercased, sorted) and how many there are."
+    description = "Report the distinct domains of e-mail addresses and how many addresses there are."
     input_model = DomainsOfAddressesInput
     output_model = DomainsOfAddressesOutput
     side_effect_class = SideEffectClass.READ_ONLY
 
     def execute(self, input_data: DomainsOfAddressesInput) -> DomainsOfAddressesOutput:
-        domains = {address.rpartition("@")[2].lower() for address in input_data.addresses if "@" in address}
+        domains = {a.rpartition("@")[2].lower() for a in input_data.addresses if "@" in a}
         return DomainsOfAddressesOutput(domains=sorted(domains), count=len(input_data.addresses))

@@ -6,7 +6,8 @@ def run(text: str) -> list[str]:
 
 
 def test_finds_addresses_in_order() -> None:
-    assert run("to ann@example.org, then bob@mail.example.com.") == ["ann@example.org", "bob@mail.example.com"]
+    found = run("to ann@example.org, then bob@mail.example.com.")
+    assert found == ["ann@example.org", "bob@mail.example.com"]
 
 
 def test_keeps_repeats() -> None:
