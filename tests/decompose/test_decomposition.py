@@ -331,6 +331,30 @@ def test_kavi_tree_shows_each_node_and_the_composition(kavi_home: KaviHome) -> N
                  "composition: find_addresses → domains_of_addresses"):
         assert text in res.output, res.output
     res = runner.invoke(app, ["lineage", "find_addresses", "--home", str(kavi_home.root), "--json"])
-    assert res.exit_code == 0
+    assert res.exit_code == 0, res.output
+    edges = json.loads(res.output)["decomposition_edges"]
+    assert [(e["parent"], e["child"], e["decomposition_status"]) for e in edges] == [
+        ("email_domain_report", "find_addresses", WAITING)]
+    res = runner.invoke(app, ["lineage", "email_domain_report", "--home", str(kavi_home.root)])
+    assert res.exit_code == 0 and "email_domain_report → child domains_of_addresses" in res.output
     res = runner.invoke(app, ["tree", "nobody", "--home", str(kavi_home.root)])
     assert res.exit_code != 0 and "nobody" in res.output
+
+
+def test_the_sensor_requests_decomposition_children_and_advance(kavi_home: KaviHome) -> None:
+    from sensors.decompose import decomposition_requests
+
+    ctx = _ctx(kavi_home, FakeClient(answer_text()))
+    intake(ctx, parent(), None)
+    assert decomposition_requests(ctx, DecomposeLimits()) == []
+    first = decomposition_requests(ctx, DecomposeLimits(above=1))
+    assert [(r.job_name, r.partition_key) for r in first] == [("decompose", "email_domain_report")]
+    assert decompose(ctx, "email_domain_report", "COMPLEXITY 2/10 > 1").accepted
+    children = decomposition_requests(ctx, DecomposeLimits())
+    assert sorted((r.job_name, r.partition_key) for r in children) == [("forge", "domains_of_addresses"),
+                                                                        ("forge", "find_addresses")]
+    for name, source in SOURCES.items():
+        _trust(ctx, name, source)
+    settled = decomposition_requests(ctx, DecomposeLimits())
+    assert [(r.job_name, r.partition_key) for r in settled] == [("decompose", "email_domain_report")]
+    assert str(settled[0].run_key).startswith("advance:")
