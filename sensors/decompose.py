@@ -12,6 +12,7 @@ from kavi_assets.assets.partitions import PROPOSALS
 from kavi_assets.decompose.answer import DecomposeLimits
 from kavi_assets.decompose.forge import child_failure, trigger_for
 from kavi_assets.decompose.records import WAITING, DecompositionRecords
+from kavi_assets.forge.ceremony import scale_of
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.lifecycle import ProposalStatus
 from resources.home import SkillsHomeResource
@@ -27,8 +28,11 @@ def decomposition_requests(ctx: ForgeContext, limits: DecomposeLimits) -> list[d
     dec = DecompositionRecords(ctx.records)
     for row in ctx.records.list_status():
         name = str(row["name"])
-        if row["status"] in (ProposalStatus.ESCALATED.value, ProposalStatus.PROPOSED.value,
-                             ProposalStatus.FAILED.value):
+        # Cheap first: only an escalated proposal, or one whose recorded complexity is over the threshold, is looked
+        # at closely (the listing is one row per proposal; the closer look reads its notes and decompositions).
+        complex_enough = scale_of(float(row["complexity"] or 0.0)) > limits.above
+        if row["status"] == ProposalStatus.ESCALATED.value or (complex_enough and row["status"] in (
+                ProposalStatus.PROPOSED.value, ProposalStatus.FAILED.value)):
             why = trigger_for(ctx, name, limits)
             if why is not None:
                 spec = ctx.records.require_proposal(name).spec_sha256

@@ -34,7 +34,8 @@ def test_the_decomposition_asset_decomposes_and_shows_the_tree(kavi_home: KaviHo
     result = defs.resolve_job_def("decompose").execute_in_process(
         partition_key="email_domain_report", instance=instance, raise_on_error=False)
     assert result.success
-    mats = [m for m in result.asset_materializations_for_node("forge__decomposition") if m.asset_key == DECOMPOSITION_KEY]
+    mats = [m for m in result.asset_materializations_for_node("forge__decomposition")
+            if m.asset_key == DECOMPOSITION_KEY]
     meta = mats[0].metadata
     assert meta["step"].value == "decomposed"
     assert meta["decomposition_status"].value == "WAITING"

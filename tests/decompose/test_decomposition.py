@@ -202,7 +202,8 @@ def test_an_accepted_decomposition_intakes_children_and_records_edges(kavi_home:
     dec = DecompositionRecords(ctx.records)
     d = dec.active("email_domain_report")
     assert d is not None and d.status == WAITING and d.children == ("find_addresses", "domains_of_addresses")
-    assert d.composition is not None and d.spec_sha256 == ctx.records.require_proposal("email_domain_report").spec_sha256
+    spec = ctx.records.require_proposal("email_domain_report").spec_sha256
+    assert d.composition is not None and d.spec_sha256 == spec
     assert ctx.records.require_proposal("email_domain_report").status is ProposalStatus.DECOMPOSED
     for child in d.children:
         assert ctx.records.require_proposal(child).status is ProposalStatus.PROPOSED
