@@ -359,3 +359,16 @@ def test_the_sensor_requests_decomposition_children_and_advance(kavi_home: KaviH
     settled = decomposition_requests(ctx, DecomposeLimits())
     assert [(r.job_name, r.partition_key) for r in settled] == [("decompose", "email_domain_report")]
     assert str(settled[0].run_key).startswith("advance:")
+
+
+def test_kavi_decompose_runs_the_step_through_dagster(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kavi decompose NAME` on the recorded model: the decomposition step as a run of the `decompose` job."""
+    from kavi_assets.cli.main import app
+
+    monkeypatch.setenv("KAVI_DECOMPOSE_ABOVE", "1")
+    intake(_ctx(kavi_home), parent(), None)
+    res = CliRunner().invoke(app, ["decompose", "email_domain_report", "--home", str(kavi_home.root)])
+    assert res.exit_code == 0, res.output
+    assert "decomposition WAITING (COMPLEXITY 2/10 > 1" in res.output and "find_addresses PROPOSED" in res.output
+    res = CliRunner().invoke(app, ["decompose", "nobody", "--home", str(kavi_home.root)])
+    assert res.exit_code == 2 and "no proposal named 'nobody'" in res.output
