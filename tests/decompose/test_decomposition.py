@@ -372,3 +372,17 @@ def test_kavi_decompose_runs_the_step_through_dagster(kavi_home: KaviHome, monke
     assert "decomposition WAITING (COMPLEXITY 2/10 > 1" in res.output and "find_addresses PROPOSED" in res.output
     res = CliRunner().invoke(app, ["decompose", "nobody", "--home", str(kavi_home.root)])
     assert res.exit_code == 2 and "no proposal named 'nobody'" in res.output
+
+
+@pytest.mark.parametrize("triggers,expected", [(["REPEATED_FAILURE", "BUDGET_EXHAUSTED"], "REPEATED_FAILURE"),
+                                               (["AMBIGUOUS"], "AMBIGUOUS"), (["SECURITY_CLASS"], None)])
+def test_an_escalation_triggers_only_for_repeated_failure_or_ambiguity(kavi_home: KaviHome, triggers: list[str],
+                                                                       expected: str | None) -> None:
+    ctx = _ctx(kavi_home)
+    intake(ctx, parent(), None)
+    note = ctx.store.put(b'{"kind": "RESEARCH_NOTE"}', "research_note")
+    ctx.records.record_research(build_id="email_domain_report-a3-x", name="email_domain_report", attempt=3,
+                                failure_kind="LLM_BAD_OUTPUT", fingerprint="f", facts={}, triggers=triggers,
+                                advice=None, escalated=True, note=note, lineage_parent=None)
+    ctx.records.set_status("email_domain_report", ProposalStatus.ESCALATED, build_id=None, reason="test")
+    assert trigger_for(ctx, "email_domain_report") == expected
