@@ -13,7 +13,6 @@ from typing import Any
 
 from kavi_assets.build.allowlist import check_allowlist, skill_path, test_path
 from kavi_assets.build.sandbox_dir import create_sandbox, write_files
-from kavi_assets.decompose.composition import parse_doc
 from kavi_assets.forge.ceremony import Ceremony, ceremony_for, evidence_decision
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.forge.independent import IndependentOutcome, obtain_independent
@@ -850,6 +849,8 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     tests = ctx.store.get(str(build.test_sha256)) if build.test_sha256 else None
     # Each version has its own file, named after it: promoting version N never touches the files of the others.
     target = ctx.home.skill_version_file(name, version)
+    from kavi_assets.decompose.composition import parse_doc
+
     if parse_doc(source) is not None:  # a decomposed parent's trusted artifact is its composition (JSON), not code
         target = target.with_suffix(".composition.json")
     _atomic_copy(source, target)

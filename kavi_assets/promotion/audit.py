@@ -5,7 +5,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.decompose.composition import parse_doc
 from kavi_assets.home import KaviHome
 from kavi_assets.ledger.artifacts import sha256_bytes
 from kavi_assets.ledger.records import ForgeRecords
@@ -61,6 +60,8 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
     if state.refreshable and refresh_stale:
         write_registry(records, home.registry_path)
         note = f"{note}: regenerated" if note else "regenerated"
+    from kavi_assets.decompose.composition import parse_doc
+
     files: list[str] = []
     policy: list[str] = []
     trusted = records.trusted_versions()
