@@ -53,6 +53,16 @@ PLAN: dict[str, list[dict[str, Any]]] = {
     "search_notes": [{"attempt": "*", "model": "*", "dir": "search_notes/1", "latency_ms": 1900}],
     "summarize_note": [{"attempt": "*", "model": "*", "dir": "summarize_note/1", "latency_ms": 1600}],
     "http_get_json": [{"attempt": "*", "model": "*", "dir": "http_get_json/1", "latency_ms": 1000}],
+    # Decomposition (issue 12): the builder answers prose on every attempt (REPEATED_FAILURE), the forge asks for a
+    # decomposition (kind "decompose"), and the two children it proposes are built like any other proposal.
+    "email_domain_report": [
+        {"attempt": "*", "model": "*", "raw": (ANSWERS / "email_domain_report" / "prose.txt").read_text(),
+         "latency_ms": 600},
+        {"kind": "decompose", "attempt": "*", "model": "*", "latency_ms": 900,
+         "raw": (ANSWERS / "email_domain_report" / "decomposition.json").read_text()},
+    ],
+    "find_addresses": [{"attempt": "*", "model": "*", "dir": "find_addresses/1", "latency_ms": 900}],
+    "domains_of_addresses": [{"attempt": "*", "model": "*", "dir": "domains_of_addresses/1", "latency_ms": 900}],
 }
 
 
@@ -95,7 +105,7 @@ def files_of(name: str, rel: str) -> dict[str, str]:
 def build(name: str, plan: list[dict[str, Any]]) -> dict[str, Any]:
     interactions = []
     for step in plan:
-        it: dict[str, Any] = {"kind": "build", "attempt": step["attempt"], "model": step["model"],
+        it: dict[str, Any] = {"kind": step.get("kind", "build"), "attempt": step["attempt"], "model": step["model"],
                               "latency_ms": step.get("latency_ms", 800)}
         if "raw" in step:
             it["raw"] = step["raw"]

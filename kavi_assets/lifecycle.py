@@ -12,6 +12,8 @@ class ProposalStatus(StrEnum):
     GATE_VIOLATION = "GATE_VIOLATION"
     ESCALATED = "ESCALATED"
     REVOKED = "REVOKED"
+    # Split into child proposals (kavi_assets.decompose): waits for them to be trusted and its composition verified.
+    DECOMPOSED = "DECOMPOSED"
 
 
 class Verdict(StrEnum):

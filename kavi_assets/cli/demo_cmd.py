@@ -109,6 +109,17 @@ def demo(
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}"
                           f"   [dim]requested by the retry sensor ({req.run_key})[/]", highlight=False)
 
+    # Decomposition (issue 12): what could not be verified is split, its children forged and trusted, its composition
+    # verified; the parent is then approved and promoted below like any verified proposal.
+    from kavi_assets.cli.decompose_cmd import demo_rounds
+
+    retry_cursor: list[str | None] = [cursor]
+
+    def retries() -> list[Any]:
+        found, retry_cursor[0] = _retry_requests(home_res, gates_res, retry_cursor[0])
+        return found
+
+    demo_rounds(h, ctx, names, console, approve_as, retries)
     for name in names:
         row = ctx.records.require_proposal(name)
         if row.status is ProposalStatus.VERIFIED:
@@ -162,7 +173,7 @@ def summary_table(ctx: Any, names: list[str]) -> Table:
         row = ctx.records.require_proposal(name)
         attempts: list[str] = []
         for b in ctx.records.builds(name):
-            attempts.append(f"a{b.attempt_number} {escape(str(b.model or '?'))}")
+            attempts.append(f"a{b.attempt_number} {escape(str(b.model or b.endpoint or '?'))}")
             if b.failure_kind:
                 attempts.append(f"  [yellow]{escape(b.failure_kind)}[/]")
         colour = {"TRUSTED": "green", "GATE_VIOLATION": "red", "ESCALATED": "red"}.get(row.status.value, "yellow")
@@ -173,7 +184,10 @@ def summary_table(ctx: Any, names: list[str]) -> Table:
 
 
 def print_summary(ctx: Any, names: list[str], out: Console) -> None:
+    from kavi_assets.cli.decompose_cmd import print_decompositions
+
     out.print(summary_table(ctx, names))
+    print_decompositions(ctx, names, out)
 
 
 def _err(msg: str) -> int:

@@ -319,6 +319,7 @@ def _lineage_doc(records: Any, name: str) -> dict[str, Any]:
         "revisions": revisions,
         "events": records.status_events(name),
         "edges": records.lineage_edges(name),
+        "decomposition_edges": _decomposition_edges(records, name),
     }
 
 
@@ -367,7 +368,17 @@ def lineage(
     for p in doc["promotions"]:
         tree.add(f"[green]promotion #{p['seq']} → {name}@{p['version']}[/] {p['build_id']} "
                  f"approved by {p['approved_by']}  sha256 {p['source_sha256'][:16]}  record {p['record_hash'][:12]}")
+    for e in doc["decomposition_edges"]:
+        tree.add(f"decomposition {e['decomposition_id']} ({e['decomposition_status']}): {e['parent']} → child "
+                 f"{e['child']}")
     console.print(tree)
+
+
+def _decomposition_edges(records: Any, name: str) -> list[dict[str, Any]]:
+    """Parent → child edges of decompositions touching NAME (issue 12); `kavi tree NAME` shows the whole tree."""
+    from kavi_assets.decompose.records import DecompositionRecords
+
+    return DecompositionRecords(records).edges(name)
 
 
 @app.command()
@@ -480,6 +491,9 @@ def _register_optional() -> None:
     from kavi_assets.cli import serve_cmd
 
     serve_cmd.register(app)
+    from kavi_assets.cli import decompose_cmd
+
+    decompose_cmd.register(app)
 
 
 _register_optional()

@@ -865,6 +865,10 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     tests = ctx.store.get(str(build.test_sha256)) if build.test_sha256 else None
     # Each version has its own file, named after it: promoting version N never touches the files of the others.
     target = ctx.home.skill_version_file(name, version)
+    from kavi_assets.decompose.composition import parse_doc
+
+    if parse_doc(source) is not None:  # a decomposed parent's trusted artifact is its composition (JSON), not code
+        target = target.with_suffix(".composition.json")
     _atomic_copy(source, target)
     if sha256_bytes(target.read_bytes()) != build.skill_sha256:
         raise PromotionRefused(f"{name}: the copy in the skills home does not match the verified hash")

@@ -388,6 +388,39 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
         ),
     ),
     (
+        8,
+        # Decomposition (issue 12, RIVA): a proposal the forge could not verify is split by the model into child
+        # proposals and a composition. One row per request (refused answers included, with the reason), and the
+        # parent → child edges of the accepted ones. No key (see migrations 3 and 5).
+        (
+            """CREATE TABLE IF NOT EXISTS decompositions (
+                decomposition_id VARCHAR NOT NULL,
+                parent_name VARCHAR NOT NULL,
+                spec_sha256 VARCHAR NOT NULL,
+                root_name VARCHAR NOT NULL,
+                depth INTEGER NOT NULL,
+                trigger VARCHAR NOT NULL,
+                model VARCHAR,
+                endpoint VARCHAR,
+                status VARCHAR NOT NULL,
+                reason VARCHAR,
+                composition_json VARCHAR,
+                answer_sha256 VARCHAR,
+                composition_sha256 VARCHAR,
+                build_id VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL,
+                updated_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS decomposition_edges (
+                decomposition_id VARCHAR NOT NULL,
+                parent_name VARCHAR NOT NULL,
+                child_name VARCHAR NOT NULL,
+                position INTEGER NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+        ),
+    ),
+    (
         9,
         # The coach and ceremony levels (issue 12). `coach_reviews`: every call of the coach model, one row per try,
         # kept apart from `model_outcomes` so a reviewer's verdict or failure never moves a builder's posterior.

@@ -60,6 +60,8 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
     if state.refreshable and refresh_stale:
         write_registry(records, home.registry_path)
         note = f"{note}: regenerated" if note else "regenerated"
+    from kavi_assets.decompose.composition import parse_doc
+
     files: list[str] = []
     policy: list[str] = []
     trusted = records.trusted_versions()
@@ -74,6 +76,8 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
             files.append(f"{t.ref}: {path} was changed since promotion (sha256 {actual[:16]}…, "
                          f"ledger {t.source_sha256[:16]}…)")
             continue
+        if parse_doc(data) is not None:
+            continue  # a composition (a decomposed parent) holds no code: its children are trusted files of their own
         policy += [f"{t.ref}: {p}" for p in _rescan(t.name, data, t.side_effect_class, t.required_secrets,
                                                      policy_path)]
     files += stray_files(records, home)

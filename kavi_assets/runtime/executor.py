@@ -25,6 +25,8 @@ __all__ = [
     "needs_confirmation",
 ]
 
+COMPOSITION_SUFFIX = ".composition.json"  # where a decomposed parent's trusted composition is promoted
+
 CAPABILITIES: dict[SideEffectClass, str] = {
     SideEffectClass.READ_ONLY: "read the vault",
     SideEffectClass.FILE_WRITE: "write files in the vault",
@@ -63,6 +65,7 @@ class _RunContext:
     caller: str | None = None  # who asked (an MCP client); None for the local CLI
     started_at: str = field(default_factory=utc_now_iso)
     t0: float = field(default_factory=time.perf_counter)
+    execution_id: str = field(default_factory=new_id)  # known up front: a composition's steps name it as parent
 
 
 class SkillRunner:
@@ -123,6 +126,8 @@ class SkillRunner:
             replay_of=replay_of,
             caller=caller,
         )
+        if str(skill.path).endswith(COMPOSITION_SUFFIX):
+            return self._run_composition(ctx, skill, input_data, confirmed=confirmed)
         try:
             cls = self.loader.load(skill)
         except SkillLoadError as exc:
@@ -163,6 +168,49 @@ class SkillRunner:
             return self._finish(ctx, output=None, error=f"OutputValidationError: {type(exc).__name__}: {exc}")
         return self._finish(ctx, output=output.model_dump_json(), error=None)
 
+    def _run_composition(self, ctx: _RunContext, skill: TrustedSkill, input_data: Mapping[str, Any], *,
+                         confirmed: bool) -> ExecutionRecord:
+        """A decomposed parent: its trusted bytes (hash-checked like any skill's) are a composition, run as a chain of
+        its children, each pinned to the version and hash the composition was verified with. Each child's run is a
+        record of its own whose parent is this run's record."""
+        from kavi_assets.decompose.composition import StepFailed, check_fields, parse_doc, run_composition
+
+        doc = parse_doc(self.loader.verify(skill))  # TrustError (a refusal) before anything runs
+        if doc is None:
+            return self._finish(ctx, output=None, error=f"SkillLoadError: {skill.path} is not a composition")
+        problems = check_fields(doc.get("inputs") or [], dict(input_data), "input")
+        if problems:
+            return self._finish(ctx, output=None, error="InputValidationError: input does not match the schema of "
+                                f"{skill.name!r}: {'; '.join(problems)}")
+        pins: Mapping[str, Any] = doc.get("children") or {}
+
+        def call(index: int, child: str, data: dict[str, Any]) -> dict[str, Any]:
+            pin = pins.get(child) or {}
+            ref = f"{child}@{pin.get('version')}"
+            try:
+                trusted = self.lookup(ref)
+            except SkillNotTrusted as exc:
+                raise StepFailed(f"step {index} ({child}): {exc}") from None
+            if trusted.sha256.lower() != str(pin.get("sha256", "")).lower():
+                raise StepFailed(f"step {index} ({child}): {ref} is not the version the composition was verified "
+                                 "with (hash differs)")
+            record = self.run(ref, data, confirmed=confirmed, parent_execution_id=ctx.execution_id,
+                              session_id=ctx.session_id)
+            if not record.success:
+                raise StepFailed(f"step {index} ({child}): {record.error}")
+            out: dict[str, Any] = record.output_data()
+            return out
+
+        try:
+            output = run_composition(doc, dict(input_data), call)
+        except StepFailed as exc:
+            return self._finish(ctx, output=None, error=f"CompositionError: {exc}")
+        problems = check_fields(doc.get("outputs") or [], output, "output")
+        if problems:
+            return self._finish(ctx, output=None, error=f"OutputValidationError: output of {skill.name!r} does not "
+                                f"match its schema: {'; '.join(problems)}")
+        return self._finish(ctx, output=to_json(output), error=None)
+
     def record_failure(
         self,
         skill_name: str,
@@ -185,6 +233,7 @@ class SkillRunner:
 
     def _finish(self, ctx: _RunContext, *, output: str | None, error: str | None) -> ExecutionRecord:
         record = ExecutionRecord(
+            execution_id=ctx.execution_id,
             parent_execution_id=ctx.parent_execution_id,
             replay_of=ctx.replay_of,
             session_id=ctx.session_id,
@@ -245,6 +294,9 @@ def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None =
     active = loader if loader is not None else default_loader
     infos: list[SkillInfo] = []
     for skill in sorted(trusted, key=lambda s: s.name):
+        if str(skill.path).endswith(COMPOSITION_SUFFIX):
+            infos.append(_composition_info(active, skill, known.get(skill.name, ())))
+            continue
         try:
             cls = active.load(skill)
         except TrustError as exc:
@@ -279,3 +331,28 @@ def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None =
             )
         )
     return infos
+
+
+def _composition_info(loader: TrustLoader, skill: TrustedSkill, versions: tuple[int, ...]) -> SkillInfo:
+    """A decomposed parent as `kavi skills` shows it: the chain of its children, its fields from the composition."""
+    from kavi_assets.decompose.composition import parse_doc
+
+    error: str | None
+    try:
+        doc = parse_doc(loader.verify(skill))
+    except TrustError as exc:
+        doc, error = None, f"{type(exc).__name__}: {exc}"
+    else:
+        error = None if doc is not None else "SkillLoadError: not a composition"
+
+    def schema(key: str) -> dict[str, Any] | None:
+        if doc is None:
+            return None
+        return {"type": "object", "properties": {str(f["name"]): {"kavi_type": f["type"]} for f in doc.get(key, [])}}
+
+    steps = " → ".join(str(s.get("skill")) for s in (doc or {}).get("steps", []))
+    return SkillInfo(name=skill.name, class_name="composition" if doc else None,
+                     description=f"composition of its trusted children: {steps}" if doc else None,
+                     side_effect_class=skill.side_effect_class, required_secrets=skill.required_secrets,
+                     source_hash=skill.sha256, input_schema=schema("inputs"), output_schema=schema("outputs"),
+                     error=error, version=skill.version, versions=versions)

@@ -76,8 +76,10 @@ def test_trusted_files_match_ledger_hashes(demo_run: DemoRun) -> None:
     for s in registry["skills"]:
         data = (demo_run.home / s["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == s["source_sha256"]
-        # Each trusted version has its own file; the entry names the latest and lists them all.
-        assert s["path"] == f"skills/{s['name']}/v{s['latest']}.py"
+        # Each trusted version has its own file; the entry names the latest and lists them all. A decomposed parent's
+        # trusted artifact is its composition (issue 12), not code.
+        suffix = ".composition.json" if s["name"] == "email_domain_report" else ".py"
+        assert s["path"] == f"skills/{s['name']}/v{s['latest']}{suffix}"
         assert [v["version"] for v in s["versions"]] == list(range(1, s["latest"] + 1))
     verify = kavi(["verify"], demo_run.env)
     assert verify.returncode == 0, verify.stdout + verify.stderr
@@ -181,3 +183,24 @@ def test_a_trusted_demo_skill_survives_reproposal_and_forging_with_the_endpoint_
     record = json.loads(res.stdout)
     assert record["side_effect_class"] == "FILE_WRITE" and record["skill_version"] == 1
     assert kavi(["verify"], env).returncode == 0
+
+
+def test_decomposed_proposal_trusted_through_its_children(demo_run: DemoRun) -> None:
+    """Issue 12, part 1: the demo's email_domain_report repeats one failure, is decomposed (recorded answer), its two
+    children are forged and trusted, and it ends TRUSTED through them; `kavi run` runs its composition."""
+    rows = _status(demo_run)
+    for name in ("email_domain_report", "find_addresses", "domains_of_addresses"):
+        assert rows[name]["status"] == "TRUSTED", (name, rows.get(name))
+    assert "decomposition VERIFIED (REPEATED_FAILURE" in demo_run.stdout
+    tree = json.loads(kavi(["tree", "email_domain_report", "--json"], demo_run.env).stdout)
+    assert tree["state"] == "TRUSTED" and tree["decomposition"]["status"] == "VERIFIED"
+    assert [(c["name"], c["state"]) for c in tree["children"]] == [("find_addresses", "TRUSTED"),
+                                                                   ("domains_of_addresses", "TRUSTED")]
+    doc = json.loads(kavi(["lineage", "email_domain_report", "--json"], demo_run.env).stdout)
+    assert [a["failure_kind"] for a in doc["attempts"][:3]] == ["LLM_BAD_OUTPUT"] * 3
+    assert doc["attempts"][3]["gates"] == {"children": "passed", "acceptance": "passed"}
+    assert [e["child"] for e in doc["decomposition_edges"]] == ["find_addresses", "domains_of_addresses"]
+    res = kavi(["run", "email_domain_report", "--output-json", "--json",
+                '{"text": "ann@Example.org, bob@mail.example.com and ann@example.org"}'], demo_run.env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads(res.stdout)["output"] == {"domains": ["example.org", "mail.example.com"], "count": 3}
