@@ -458,12 +458,13 @@ def _register_optional() -> None:
         check_cmd.register(app)
     except ImportError:
         pass
-    from kavi_assets.cli import demo_cmd, holdout_cmd, policy_cmd, runtime_cmd
+    from kavi_assets.cli import demo_cmd, ground_cmd, holdout_cmd, policy_cmd, runtime_cmd
 
     demo_cmd.register(app)
     policy_cmd.register(app)
     runtime_cmd.register(app)
     holdout_cmd.register(app)
+    ground_cmd.register(app)
 
 
 _register_optional()

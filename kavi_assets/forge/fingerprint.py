@@ -1,0 +1,138 @@
+"""The fingerprint of what judges a skill: the Python running the gates, the gate tools' versions, the policy files and
+the gate configuration. Recorded with every verification, compared at the start of trust-reading commands and by a
+sensor: when it moves, yesterday's verdicts were given by different judges and are stale until re-verified.
+
+Cheap by design (it is computed at the start of `kavi run`): package versions come from installed metadata (read
+once per process), and the policy is hashed as the bytes of its files, not parsed (parsing the capability map costs
+about 0.1 s). A change of a policy file's bytes that changes no rule makes versions stale, and their re-verification
+passes: a false alarm costs a gate run, a missed change would cost trust.
+"""
+
+import hashlib
+import json
+import os
+import platform
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.forge.context import ForgeSettings
+from kavi_assets.gates.types import ALL_GATES
+from kavi_assets.home import KaviHome
+from kavi_assets.policy.policy import CAPABILITY_MAP, DEFAULT_POLICY
+
+# The gate tools whose versions can change a verdict (ruff and mypy rules, pytest collection, coverage measurement,
+# the generated inputs' engine).
+TOOLS: tuple[str, ...] = ("ruff", "mypy", "pytest", "coverage", "hypothesis")
+# Components listed in this order in messages.
+COMPONENTS: tuple[str, ...] = ("python", *TOOLS, "policy", "gates")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    parts: dict[str, Any]
+    digest: str = field(default="")
+
+    @classmethod
+    def of(cls, parts: dict[str, Any]) -> "Fingerprint":
+        return cls(parts, hashlib.sha256(canonical(parts)).hexdigest())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"digest": self.digest, **self.parts}
+
+    def changes_from(self, earlier: dict[str, Any] | None) -> list[str]:
+        """What differs from an earlier fingerprint's parts, one phrase per component (`ruff 0.6.1 → 0.7.0`)."""
+        if earlier is None:
+            return ["no fingerprint was recorded for the earlier verification"]
+        out: list[str] = []
+        for key in COMPONENTS:
+            old, new = earlier.get(key), self.parts.get(key)
+            if old == new:
+                continue
+            if isinstance(old, str) and isinstance(new, str) and len(old) < 40 and len(new) < 40:
+                out.append(f"{key} {old} → {new}")
+            else:
+                out.append(f"{key} changed")
+        return out or ["the fingerprint changed"]
+
+
+def canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+
+@lru_cache(maxsize=1)
+def _tool_versions() -> tuple[tuple[str, str], ...]:
+    versions: list[tuple[str, str]] = []
+    for tool in TOOLS:
+        try:
+            versions.append((tool, metadata.version(tool)))
+        except metadata.PackageNotFoundError:
+            versions.append((tool, "absent"))
+    return tuple(versions)
+
+
+def judging_policy_path(settings: ForgeSettings, home: KaviHome) -> Path | None:
+    """The user's tightening policy the gates apply: the configured file, else `policy.yaml` in the home if present."""
+    if settings.policy_path is not None:
+        return settings.policy_path
+    return home.policy_path if home.policy_path.is_file() else None
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as err:
+        return f"unreadable: {err.strerror or err}"
+
+
+def gate_configuration(settings: ForgeSettings) -> dict[str, Any]:
+    """The settings that can change a verdict (not those that only change how long the forge waits)."""
+    return {"gates": list(ALL_GATES), "coverage_min": settings.coverage_min,
+            "evidence_levels": sorted(settings.evidence_levels), "evidence_max_cases": settings.evidence_max_cases}
+
+
+_lock = threading.Lock()
+_cache: dict[tuple[Any, ...], Fingerprint] = {}
+
+
+def current_fingerprint(settings: ForgeSettings, home: KaviHome) -> Fingerprint:
+    """This process's fingerprint for these settings. Cached per policy file state (path, size, mtime), so editing
+    the policy during a long-running process (a sensor) is seen at its next evaluation."""
+    user = judging_policy_path(settings, home)
+    stat_key: tuple[Any, ...] = ()
+    for path in (DEFAULT_POLICY, CAPABILITY_MAP, *(() if user is None else (user,))):
+        try:
+            st = path.stat()
+            stat_key += (str(path), st.st_size, st.st_mtime_ns)
+        except OSError:
+            stat_key += (str(path), None)
+    config = gate_configuration(settings)
+    key = (stat_key, canonical(config))
+    with _lock:
+        found = _cache.get(key)
+        if found is not None:
+            return found
+    policy = hashlib.sha256(canonical({
+        "default": _file_digest(DEFAULT_POLICY), "capability_map": _file_digest(CAPABILITY_MAP),
+        "user": None if user is None else _file_digest(user)})).hexdigest()
+    parts: dict[str, Any] = {"python": f"{platform.python_implementation()} {platform.python_version()}",
+                             **dict(_tool_versions()), "policy": policy, "gates": config}
+    fp = Fingerprint.of(parts)
+    with _lock:
+        _cache[key] = fp
+    return fp
+
+
+def judge_settings(environ: Mapping[str, str] | None = None) -> ForgeSettings:
+    """The verdict-changing settings as a default-configured gate resource gives them, without importing Dagster
+    (about 1 s): what `kavi run` compares against at its start."""
+    from kavi_assets.config import EVIDENCE_MAX_CASES, env_int
+    from kavi_assets.forge.ceremony import levels_from_env
+
+    env = os.environ if environ is None else environ
+    return ForgeSettings(evidence_levels=tuple(level.value for level in levels_from_env(env)),
+                         evidence_max_cases=env_int(env, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0))
