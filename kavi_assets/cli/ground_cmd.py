@@ -285,3 +285,48 @@ def register(app: typer.Typer) -> None:
     app.command("reinstate")(cli_errors(reinstate_cmd))
     app.command("economics")(cli_errors(economics_cmd))
     app.command("attest")(cli_errors(attest_cmd))
+
+
+# -- kavi doctor's lines ------------------------------------------------------------------------------------------
+def doctor_checks(home: KaviHome) -> list[Any]:
+    """`kavi doctor`: stale verdicts (judged under another fingerprint) and SUSPECT versions."""
+    from kavi_assets.cli.doctor import Check
+    from kavi_assets.config import suspect_policy
+    from kavi_assets.forge.context import ForgeContext
+    from kavi_assets.forge.fingerprint import current_fingerprint, judge_settings
+    from kavi_assets.forge.reverify import stale_versions, suspects
+
+    if not home.ledger_path.exists():
+        return []
+    try:
+        settings = judge_settings()
+        ctx = ForgeContext.open(home, lambda: None, settings, lock_timeout_s=10)  # type: ignore[arg-type,return-value]
+        fp = current_fingerprint(settings, home)
+        stale = stale_versions(ctx, fp)
+        suspect = suspects(ctx)
+        policy = suspect_policy()
+    except Exception as err:
+        return [Check("re-verification", "warn", f"could not compare fingerprints: {err}", "run `kavi verify`")]
+    moved = [s for s in stale if s.verified_under is not None]
+    unknown = [s for s in stale if s.verified_under is None]
+    checks: list[Any] = []
+    if moved:
+        checks.append(Check("re-verification", "warn",
+                            f"{len(moved)} trusted version(s) were verified under other judges (now {fp.digest[:12]}): "
+                            + "; ".join(f"{s.ref}: {', '.join(s.changes)}" for s in moved[:5]),
+                            "kavi reverify --stale (or let the ground_moved sensor launch the reverify job)"))
+    elif unknown:
+        checks.append(Check("re-verification", "warn",
+                            f"{len(unknown)} trusted version(s) have no recorded fingerprint (promoted before "
+                            "fingerprints existed): " + ", ".join(s.ref for s in unknown[:5]), "kavi reverify --stale"))
+    else:
+        checks.append(Check("re-verification", "ok", f"every trusted version was verified under today's judges "
+                                                      f"(fingerprint {fp.digest[:12]})"))
+    if suspect:
+        served = "not served, refused by kavi run" if policy == "refuse" else "still served (KAVI_SUSPECT_POLICY=allow)"
+        checks.append(Check("suspect versions", "warn", f"{len(suspect)} SUSPECT, {served}: "
+                            + "; ".join(f"{e.ref}: {e.reason[:160]}" for e in suspect[:5]),
+                            "kavi reinstate NAME@VERSION --by WHO --reason TEXT after checking it, or re-forge it"))
+    else:
+        checks.append(Check("suspect versions", "ok", "none"))
+    return checks

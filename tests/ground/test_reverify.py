@@ -45,7 +45,8 @@ def test_a_tightened_policy_makes_a_trusted_version_suspect_refused_then_reinsta
     ctx = ctx_for(home)
     report = json.loads(ctx.store.get(outcome.report_sha256))
     assert report["fingerprint"]["digest"] == current_fingerprint(judge_settings(), home).digest
-    assert {"python", "ruff", "mypy", "pytest", "coverage", "hypothesis", "policy", "gates"} <= set(report["fingerprint"])
+    parts = {"python", "ruff", "mypy", "pytest", "coverage", "hypothesis", "policy", "gates"}
+    assert parts <= set(report["fingerprint"])
     assert stale_versions(ctx) == []  # verified under today's judges
     assert json.loads(_run_word_count().output)["success"] is True
 
@@ -77,7 +78,8 @@ def test_a_tightened_policy_makes_a_trusted_version_suspect_refused_then_reinsta
 
     doctor = json.loads(_kavi(["doctor", "--json"]).output)
     by_name = {c["name"]: c for c in doctor}
-    assert by_name["suspect versions"]["status"] == "warn" and "word_count@1" in by_name["suspect versions"]["detail"]
+    assert by_name["suspect versions"]["status"] == "warn"
+    assert "word_count@1" in by_name["suspect versions"]["detail"]
 
     # The user's setting: SUSPECT versions may keep running.
     monkeypatch.setenv("KAVI_SUSPECT_POLICY", "allow")
