@@ -2,14 +2,16 @@
 
 import dagster as dg
 
-from kavi_assets.assets import audit, executions, forge, learning, registry
+from kavi_assets.assets import audit, executions, forge, ground, learning, registry
 from kavi_assets.assets.audit import audit_job, audit_schedule
 from kavi_assets.assets.executions import ingest_job, ingest_schedule
+from kavi_assets.assets.ground import reverify_job
 from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
 from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
+from sensors.ground import ground_moved
 from sensors.intake import proposal_intake
 from sensors.learning import learn_model_outcomes
 from sensors.promotion import promote_approved
@@ -20,11 +22,11 @@ from sensors.sweep import stale_run_sweep
 _home = SkillsHomeResource()
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions]),
-    jobs=[forge_job, promote_job, registry_job, learn_job, audit_job, ingest_job],
+    assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions, ground]),
+    jobs=[forge_job, promote_job, registry_job, learn_job, audit_job, ingest_job, reverify_job],
     schedules=[audit_schedule, ingest_schedule],
     sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved, refresh_registry,
-             stale_run_sweep],
+             stale_run_sweep, ground_moved],
     resources={
         "home": _home,
         "llm": LLMResource(),
