@@ -79,17 +79,17 @@ def suspect_refusal(name: str, version: int, reason: str, trusted: dict[int, Any
             + "; KAVI_SUSPECT_POLICY=allow runs SUSPECT versions")
 
 
-def ground_note(h: KaviHome, records: Any) -> None:
-    """One line on stderr when trusted versions were verified under a fingerprint that is not today's (the tools,
-    the policy or the gate configuration changed since): their verdicts are stale until `kavi reverify`. Cheap: the
-    fingerprint is computed once per process, and this is one query."""
+def ground_note(h: KaviHome, records: Any, build_ids: list[str]) -> None:
+    """One line on stderr when trusted versions (their builds: `build_ids`) were verified under a fingerprint that is
+    not today's (the tools, the policy or the gate configuration changed since): their verdicts are stale until
+    `kavi reverify`. Cheap: the fingerprint is computed once per process without importing the forge, and this is
+    one query inside the caller's session."""
     from kavi_assets.forge.fingerprint import current_fingerprint, judge_settings
     from kavi_assets.ledger.ground import GroundRecords
 
     try:
         fp = current_fingerprint(judge_settings(), h)
-        builds = [t.build_id for t in records.trusted_versions()]
-        latest = GroundRecords(records.ledger).latest_verification_of_builds(builds)
+        latest = GroundRecords(records.ledger).latest_verification_of_builds(build_ids)
     except Exception:  # a start-up hint never stops the command it precedes
         return
     moved = sum(1 for v in latest.values() if v.fingerprint != fp.digest)

@@ -40,13 +40,15 @@ class TrustedVersions:
         self.records = _records(h)
         self.by_name: dict[str, dict[int, Any]] = {}
         with self.records.session():
+            builds: list[str] = []
             for t in self.records.trusted_versions():
+                builds.append(t.build_id)
                 self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
                     t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
                     version=t.version)
             # SUSPECT versions the setting keeps from running: name -> {version: reason} (issue 17)
             self.suspect: dict[str, dict[int, str]] = refused_suspects(self.records)
-        ground_note(h, self.records)
+            ground_note(h, self.records, builds)
 
     def latest(self) -> list[Any]:
         return [versions[max(versions)] for _, versions in sorted(self.by_name.items())]

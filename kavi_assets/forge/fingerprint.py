@@ -18,12 +18,37 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from kavi_assets.forge.context import ForgeSettings
 from kavi_assets.gates.types import ALL_GATES
 from kavi_assets.home import KaviHome
-from kavi_assets.policy.policy import CAPABILITY_MAP, DEFAULT_POLICY
+
+# The policy files (kavi_assets/policy/policy.py names the same two): located here without importing the policy
+# module, whose imports a `kavi run` would otherwise pay for at its start.
+_POLICY_DIR = Path(__file__).resolve().parents[1] / "policy"
+DEFAULT_POLICY = _POLICY_DIR / "default_policy.yaml"
+CAPABILITY_MAP = _POLICY_DIR / "capability_map.yaml"
+
+
+class JudgeSettings(Protocol):
+    """The settings that can change a verdict; `ForgeSettings` has them (as has `JudgingSettings` below)."""
+
+    @property
+    def policy_path(self) -> Path | None: ...
+    @property
+    def coverage_min(self) -> float: ...
+    @property
+    def evidence_levels(self) -> tuple[str, ...]: ...
+    @property
+    def evidence_max_cases(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class JudgingSettings:
+    policy_path: Path | None = None
+    coverage_min: float = 80.0
+    evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
+    evidence_max_cases: int = 40
 
 # The gate tools whose versions can change a verdict (ruff and mypy rules, pytest collection, coverage measurement,
 # the generated inputs' engine).
@@ -75,7 +100,7 @@ def _tool_versions() -> tuple[tuple[str, str], ...]:
     return tuple(versions)
 
 
-def judging_policy_path(settings: ForgeSettings, home: KaviHome) -> Path | None:
+def judging_policy_path(settings: JudgeSettings, home: KaviHome) -> Path | None:
     """The user's tightening policy the gates apply: the configured file, else `policy.yaml` in the home if present."""
     if settings.policy_path is not None:
         return settings.policy_path
@@ -89,7 +114,7 @@ def _file_digest(path: Path) -> str:
         return f"unreadable: {err.strerror or err}"
 
 
-def gate_configuration(settings: ForgeSettings) -> dict[str, Any]:
+def gate_configuration(settings: JudgeSettings) -> dict[str, Any]:
     """The settings that can change a verdict (not those that only change how long the forge waits)."""
     return {"gates": list(ALL_GATES), "coverage_min": settings.coverage_min,
             "evidence_levels": sorted(settings.evidence_levels), "evidence_max_cases": settings.evidence_max_cases}
@@ -99,7 +124,7 @@ _lock = threading.Lock()
 _cache: dict[tuple[Any, ...], Fingerprint] = {}
 
 
-def current_fingerprint(settings: ForgeSettings, home: KaviHome) -> Fingerprint:
+def current_fingerprint(settings: JudgeSettings, home: KaviHome) -> Fingerprint:
     """This process's fingerprint for these settings. Cached per policy file state (path, size, mtime), so editing
     the policy during a long-running process (a sensor) is seen at its next evaluation."""
     user = judging_policy_path(settings, home)
@@ -127,12 +152,16 @@ def current_fingerprint(settings: ForgeSettings, home: KaviHome) -> Fingerprint:
     return fp
 
 
-def judge_settings(environ: Mapping[str, str] | None = None) -> ForgeSettings:
-    """The verdict-changing settings as a default-configured gate resource gives them, without importing Dagster
-    (about 1 s): what `kavi run` compares against at its start."""
+def judge_settings(environ: Mapping[str, str] | None = None) -> JudgingSettings:
+    """The verdict-changing settings as a default-configured gate resource gives them, without importing Dagster or
+    the model client (together about 2 s): what `kavi run` compares against at its start."""
     from kavi_assets.config import EVIDENCE_MAX_CASES, env_int
-    from kavi_assets.forge.ceremony import levels_from_env
 
     env = os.environ if environ is None else environ
-    return ForgeSettings(evidence_levels=tuple(level.value for level in levels_from_env(env)),
-                         evidence_max_cases=env_int(env, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0))
+    levels = JudgingSettings.evidence_levels  # the ceremony module's default, without its imports (40 ms)
+    if (env.get("KAVI_EVIDENCE_LEVELS") or "").strip():
+        from kavi_assets.forge.ceremony import levels_from_env
+
+        levels = tuple(level.value for level in levels_from_env(env))
+    return JudgingSettings(evidence_levels=levels,
+                           evidence_max_cases=env_int(env, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0))

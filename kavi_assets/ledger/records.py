@@ -845,7 +845,8 @@ class ForgeRecords:
             seq = con.execute("SELECT coalesce(max(seq), 0) FROM promotions").fetchone()
             count = con.execute(
                 f"SELECT count(*) FROM promotions p LEFT JOIN ({_VERSION_STATUS}) e "
-                "ON e.name = p.proposal_name AND e.version = p.version WHERE coalesce(e.status, 'TRUSTED') = 'TRUSTED'"
+                "ON e.name = p.proposal_name AND e.version = p.version WHERE coalesce(e.status, 'TRUSTED') IN "
+                f"({served_statuses()})"
             ).fetchone()
         return (int(seq[0]) if seq else 0, int(count[0]) if count else 0)
 

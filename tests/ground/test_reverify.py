@@ -134,3 +134,19 @@ def test_fingerprint_names_what_changed(home: KaviHome, tmp_path: Path) -> None:
     assert current_fingerprint(judge_settings(), home) is fp  # computed once per process
     tightened = judge_settings({"KAVI_EVIDENCE_LEVELS": "strict"})
     assert current_fingerprint(tightened, home).changes_from(fp.parts) == ["gates changed"]
+
+
+def test_the_judging_settings_match_the_forges(home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start-up check reads the settings without importing the forge; they must be those the forge judges by."""
+    from kavi_assets.forge import fingerprint
+    from kavi_assets.forge.ceremony import DEFAULT_EVIDENCE_LEVELS
+    from kavi_assets.policy import policy
+    from resources.gates import GateRunnerResource
+
+    assert fingerprint.DEFAULT_POLICY == policy.DEFAULT_POLICY and fingerprint.CAPABILITY_MAP == policy.CAPABILITY_MAP
+    for levels in ("", "none", "standard,strict"):
+        monkeypatch.setenv("KAVI_EVIDENCE_LEVELS", levels)
+        forge = current_fingerprint(GateRunnerResource().settings(), home)
+        assert current_fingerprint(judge_settings(), home).digest == forge.digest
+    monkeypatch.delenv("KAVI_EVIDENCE_LEVELS")
+    assert sorted(judge_settings().evidence_levels) == sorted(level.value for level in DEFAULT_EVIDENCE_LEVELS)
