@@ -73,17 +73,23 @@ def signing_key(home: KaviHome) -> Ed25519PrivateKey:
         key = Ed25519PrivateKey.generate()
         data = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                  serialization.NoEncryption())
+        # Written whole under a private name, then published with link(): a concurrent process sees either no key
+        # or a complete one, and of two processes creating it at once, the first link wins and both use it.
+        tmp = d / f".attestation.key.{os.getpid()}.{os.urandom(4).hex()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, private_path)
         except FileExistsError:
-            pass  # another process created it first: use theirs
+            pass  # another process published its key first: use theirs
         else:
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             public_path.write_text(public_pem(key.public_key()))
+        finally:
+            tmp.unlink(missing_ok=True)
     st = private_path.lstat()
     if not private_path.is_file() or private_path.is_symlink():
         raise AttestationError(f"{private_path} is not a regular file")

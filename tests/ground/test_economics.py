@@ -94,3 +94,37 @@ def test_prices_are_validated(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPat
     from kavi_assets.config import config_problems
 
     assert any("KAVI_PRICES" in p for p in config_problems())
+
+
+class _AdviceClient:
+    """Stands in for the endpoint: answers (or fails) the research advice call, as LLMClient.complete would."""
+
+    def __init__(self, fail: bool) -> None:
+        self.fail = fail
+
+    def complete(self, messages: Any, **kw: Any) -> Any:
+        from kavi_assets.llm.client import Completion, LLMError, LLMErrorKind
+
+        if self.fail:
+            raise LLMError(LLMErrorKind.UNAVAILABLE, "down", kw["model"])
+        return Completion("try str.split", kw["model"], 321, 54, 250.0, "stop", False, None)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_research_advice_calls_are_recorded_for_the_forge_cost(kavi_home: KaviHome, fail: bool) -> None:
+    from kavi_assets.forge.context import ForgeContext, ForgeSettings
+    from kavi_assets.forge.pipeline import _advice
+    from kavi_assets.lifecycle import FailureKind
+
+    build_id = built(kavi_home)
+    client: Any = _AdviceClient(fail)
+    ctx = ForgeContext.open(kavi_home, lambda: client, ForgeSettings(research_advice=True))
+    build = ctx.records.get_build(build_id)
+    assert build is not None
+    advice, unavailable = _advice(ctx, "word_count", build, FailureKind.VERIFY_TEST, {"x": 1})
+    assert unavailable is fail and (advice is None) is fail
+    with ctx.records.ledger.connect() as con:
+        rows = con.execute("SELECT purpose, build_id, model, prompt_tokens, completion_tokens, ok FROM model_calls"
+                           ).fetchall()
+    expected = (None, None, False) if fail else (321, 54, True)
+    assert rows == [("advice", build_id, "builder-m", *expected)]
