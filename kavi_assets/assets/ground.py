@@ -16,6 +16,7 @@ JUDGING_FINGERPRINT_KEY = dg.AssetKey(["forge", "judging_fingerprint"])
 REVERIFICATION_KEY = dg.AssetKey(["forge", "reverification"])
 SKILL_ECONOMICS_KEY = dg.AssetKey(["forge", "skill_economics"])
 REVERIFY_JOB = "reverify"
+CHECK_STILL_TRUSTED = "still_trusted"
 
 
 def _no_model() -> object:
@@ -59,12 +60,15 @@ def judging_fingerprint(home: SkillsHomeResource, gates: GateRunnerResource) -> 
     code_version="1",
     description="Re-runs every gate on the trusted versions judged under another fingerprint (or on all of them), "
                 "records each verdict beside the earlier ones, and marks a version that now fails SUSPECT.",
+    check_specs=[dg.AssetCheckSpec(CHECK_STILL_TRUSTED, asset=REVERIFICATION_KEY,
+                                   description="Every re-verified version passed under today's judges.")],
 )
 def reverification(context: dg.AssetExecutionContext, config: ReverifyConfig, home: SkillsHomeResource,
                    gates: GateRunnerResource) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = _ctx(home, gates)
     fp = fingerprint_for(ctx)
     results = reverify(ctx, None, only_stale=not config.all_versions, actor=f"dagster run {context.run.run_id[:8]}")
+    failed = [r for r in results if r.ran and not r.passed]
     rows = [f"| {r.ref} | {'passed' if r.passed else 'FAILED' if r.ran else 'not run'} | "
             f"{'; '.join(f['gate'] for f in r.failing) or '–'} | {'SUSPECT' if r.marked_suspect else ''} | "
             f"{r.duration_s:.1f}s |" for r in results]
@@ -78,7 +82,11 @@ def reverification(context: dg.AssetExecutionContext, config: ReverifyConfig, ho
         "duration_s": dg.MetadataValue.float(float(round(sum(r.duration_s for r in results), 3))),
         "still_stale": dg.MetadataValue.int(len(stale_versions(ctx, fp))),
         "results": dg.MetadataValue.md(table),
-    })
+    }, check_results=[dg.AssetCheckResult(
+        check_name=CHECK_STILL_TRUSTED, passed=not failed,
+        description=("now SUSPECT: " + "; ".join(f"{r.ref} ({', '.join(f['gate'] for f in r.failing)})"
+                                               for r in failed))[:1000] if failed else "every re-verified version "
+                                                                                        "passed")])
 
 
 @dg.asset(

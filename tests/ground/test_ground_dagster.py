@@ -49,7 +49,7 @@ def test_ground_moved_sensor_and_reverify_assets(kavi_home: KaviHome, monkeypatc
         request = _sensor(kavi_home, instance)
         assert isinstance(request, dg.RunRequest) and request.tags["kavi/stale"] == "1"
         first = dg.materialize(assets[:2], instance=instance, resources=_resources(kavi_home))
-        assert first.success
+        assert first.success and [c.passed for c in first.get_asset_check_evaluations()] == [True]
         assert _meta(first, REVERIFICATION_KEY)["reverified"] == 1
         assert _meta(first, REVERIFICATION_KEY)["failed"] == 0
         assert isinstance(_sensor(kavi_home, instance), dg.SkipReason)
@@ -68,6 +68,8 @@ def test_ground_moved_sensor_and_reverify_assets(kavi_home: KaviHome, monkeypatc
 
         second = dg.materialize(assets[:2], instance=instance, resources=_resources(kavi_home))
         assert _meta(second, REVERIFICATION_KEY)["marked_suspect"] == 1
+        [check] = second.get_asset_check_evaluations()
+        assert not check.passed and "word_count@1 (policy)" in (check.description or "")
         [suspect] = GroundRecords(Ledger(kavi_home.ledger_path)).suspects()
         assert suspect.ref == "word_count@1"
         assert ForgeRecords(Ledger(kavi_home.ledger_path)).trusted_versions() == []
