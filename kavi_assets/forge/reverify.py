@@ -16,10 +16,12 @@ from kavi_assets.forge.ceremony import ceremony_for, evidence_decision
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.forge.fingerprint import Fingerprint, current_fingerprint, judging_policy_path
 from kavi_assets.gates.differential import EvidenceConfig
+from kavi_assets.gates.infra import infrastructure_cause
 from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.gates.types import GateResult
+from kavi_assets.gates.types import GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi_assets.ledger.ground import GroundRecords, VerificationRow, VersionEvent
 from kavi_assets.ledger.records import TrustedRecord
+from kavi_assets.policy.policy import load_policy
 from kavi_assets.proposals.model import Proposal, parse_proposal
 from kavi_assets.redact import Redactor
 
@@ -171,6 +173,10 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
     duration = time.monotonic() - t0
     results = Redactor.for_proposal(proposal).gate_results(raw.results)
     failing = failing_gates(results)
+    # A gate the forge could not run (a missing tool, a full disk) says nothing about the skill: no SUSPECT for it.
+    infra = {r.gate: cause for r in results if not r.ok and (cause := infrastructure_cause(r)) is not None}
+    verdict_against = [f for f in failing if f["gate"] not in infra
+                       and not (f["gate"] == GATE_COVERAGE and GATE_PYTEST in infra)]  # no tests ran: no coverage
     report = {"kind": "VERIFICATION_REPORT", "reverify": True, "build_id": t.build_id, "proposal": t.name,
               "version": t.version, "ran": True, "passed": raw.passed, "skill_sha256": t.source_sha256,
               "test_sha256": t.test_sha256, "isolation": raw.isolation, "duration_s": round(duration, 3),
@@ -183,15 +189,18 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
         g.record_verification(build_id=t.build_id, name=t.name, version=t.version, kind=REVERIFY,
                               fingerprint=fp.digest, passed=raw.passed, failing=failing, report_sha256=ref.sha256,
                               duration_s=duration, actor=actor)
-        if not raw.passed:
+        if verdict_against:
             earlier = g.fingerprint_parts(previous_row.fingerprint) if previous_row else None
             moved = "; ".join(fp.changes_from(earlier))
-            first = failing[0] if failing else {"gate": "?", "reason": "failed"}
+            first = verdict_against[0]
             reason = (f"re-verification failed at gate {first['gate']}: {first['reason']} "
                       f"(judged under fingerprint {fp.digest[:12]}: {moved}; report {ref.sha256[:12]})")
             suspect = g.mark_suspect(t.name, t.version, reason=reason, actor=actor)
+    note = ("" if not infra else "the forge could not run gate(s) " + ", ".join(
+        f"{g} ({c[:120]})" for g, c in sorted(infra.items())) + ": not a verdict on the skill; fix the machine and "
+            "re-run")
     return ReverifyResult(t.ref, t.name, t.version, True, raw.passed, failing, fp.digest, previous, ref.sha256,
-                          duration, suspect, gates=[r.to_dict() for r in results])
+                          duration, suspect, note, gates=[r.to_dict() for r in results])
 
 
 def reverify(ctx: ForgeContext, names: list[str] | None = None, *, only_stale: bool = False,
@@ -199,6 +208,8 @@ def reverify(ctx: ForgeContext, names: list[str] | None = None, *, only_stale: b
     """Re-verify every trusted version (of `names`), or only the stale ones. Sequential: each run's gates already
     run concurrently, and the machine's cores are the limit."""
     fp = fingerprint_for(ctx)
+    # An unusable policy file would fail every version's policy gate: refused here (PolicyError), never SUSPECT.
+    load_policy(judging_policy_path(ctx.settings, ctx.home))
     trusted = [t for t in ctx.records.trusted_versions() if names is None or t.name in names]
     if only_stale:
         stale = {s.ref for s in stale_versions(ctx, fp, trusted)}

@@ -150,3 +150,15 @@ def test_the_judging_settings_match_the_forges(home: KaviHome, monkeypatch: pyte
         assert current_fingerprint(judge_settings(), home).digest == forge.digest
     monkeypatch.delenv("KAVI_EVIDENCE_LEVELS")
     assert sorted(judge_settings().evidence_levels) == sorted(level.value for level in DEFAULT_EVIDENCE_LEVELS)
+
+
+def test_an_unusable_policy_file_is_refused_and_marks_nothing_suspect(home: KaviHome) -> None:
+    from ground_support import trust_recorded
+
+    trust_recorded(home)
+    (home.root / "policy.yaml").write_text("imports: {all: [socket]}\n")  # widens the default: unusable
+    res = _kavi(["reverify", "--all"])
+    assert res.exit_code == 2 and "policy" in res.output
+    ctx = ctx_for(home)
+    assert GroundRecords(ctx.records.ledger).suspects() == []
+    assert [t.ref for t in ctx.records.trusted_versions()] == ["word_count@1"]
