@@ -111,6 +111,30 @@ def _dagster_log(environ: Mapping[str, str]) -> None:
         raise ConfigError(f"KAVI_DAGSTER_LOG={raw!r} must be one of {', '.join(DAGSTER_LOG_LEVELS)}")
 
 
+SUSPECT_POLICIES = ("refuse", "allow")
+
+
+def suspect_policy(environ: Mapping[str, str] | None = None) -> str:
+    """KAVI_SUSPECT_POLICY: what happens to a version whose re-verification failed (SUSPECT). `refuse` (the default):
+    it is not served and `kavi run` refuses it with the reason until a person reinstates it; `allow`: it keeps
+    running, listed as SUSPECT by `kavi doctor`."""
+    raw = _get(os.environ if environ is None else environ, "KAVI_SUSPECT_POLICY")
+    if raw is None:
+        return "refuse"
+    if raw.lower() not in SUSPECT_POLICIES:
+        raise ConfigError(f"KAVI_SUSPECT_POLICY={raw!r} must be one of {', '.join(SUSPECT_POLICIES)} (default refuse)")
+    return raw.lower()
+
+
+def _prices(environ: Mapping[str, str]) -> None:
+    from kavi_assets.forge.economics import parse_prices
+
+    try:
+        parse_prices(environ.get("KAVI_PRICES", ""))
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
 _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     env_base_url,
     _models,
@@ -127,6 +151,9 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0, example="40"),
     lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", EVIDENCE_BUDGET_S, example="15"),
     lambda e: _search(e),  # KAVI_SEARCH_DUPLICATE_SCORE, KAVI_EMBEDDINGS_URL/_MODEL (kavi_assets.search)
+    suspect_policy,
+    _prices,
+    lambda e: env_float(e, "KAVI_SAVING_PER_USE_USD", 0.0, allow_minimum=True, example="0.002"),
 )
 
 

@@ -235,4 +235,10 @@ def _sandbox() -> Check:
 
 def run_checks(home: KaviHome) -> list[Check]:
     return [_config(), _writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(), _dagster(home),
-            *_sweep_checks(home), _log(home)]
+            *_sweep_checks(home), _log(home), *_ground_checks(home)]
+
+
+def _ground_checks(home: KaviHome) -> list[Check]:
+    from kavi_assets.cli.ground_cmd import doctor_checks
+
+    return doctor_checks(home)

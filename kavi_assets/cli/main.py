@@ -481,7 +481,7 @@ def _register_optional() -> None:
         check_cmd.register(app)
     except ImportError:
         pass
-    from kavi_assets.cli import ceremony_cmd, demo_cmd, holdout_cmd, policy_cmd, runtime_cmd
+    from kavi_assets.cli import ceremony_cmd, demo_cmd, ground_cmd, holdout_cmd, policy_cmd, runtime_cmd
 
     demo_cmd.register(app)
     policy_cmd.register(app)
@@ -494,6 +494,7 @@ def _register_optional() -> None:
     from kavi_assets.cli import decompose_cmd
 
     decompose_cmd.register(app)
+    ground_cmd.register(app)
 
 
 _register_optional()

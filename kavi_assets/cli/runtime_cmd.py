@@ -34,14 +34,21 @@ class TrustedVersions:
     """The ledger's trusted versions, looked up as NAME (the latest version) or NAME@VERSION (pinned)."""
 
     def __init__(self, h: KaviHome) -> None:
+        from kavi_assets.cli.ground_cmd import ground_note, refused_suspects
         from kavi_assets.runtime.trust import TrustedSkill
 
         self.records = _records(h)
         self.by_name: dict[str, dict[int, Any]] = {}
-        for t in self.records.trusted_versions():
-            self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
-                t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
-                version=t.version)
+        with self.records.session():
+            builds: list[str] = []
+            for t in self.records.trusted_versions():
+                builds.append(t.build_id)
+                self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
+                    t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
+                    version=t.version)
+            # SUSPECT versions the setting keeps from running: name -> {version: reason} (issue 17)
+            self.suspect: dict[str, dict[int, str]] = refused_suspects(self.records)
+            ground_note(h, self.records, builds)
 
     def latest(self) -> list[Any]:
         return [versions[max(versions)] for _, versions in sorted(self.by_name.items())]
@@ -56,6 +63,12 @@ class TrustedVersions:
         name, pinned, number = ref.partition("@")
         versions = self.by_name.get(name)
         if not pinned:
+            suspect = self.suspect.get(name, {})
+            if suspect and max(suspect) > max(versions or [0]):
+                # The newest version failed its re-verification: never fall back silently to an older one.
+                from kavi_assets.cli.ground_cmd import suspect_refusal
+
+                raise SkillNotTrusted(suspect_refusal(name, max(suspect), suspect[max(suspect)], versions))
             return versions[max(versions)] if versions else None
         if not number.isdigit() or int(number) < 1:
             raise SkillNotTrusted(f"{ref!r} names no version: write NAME@N with N a version number, as in {name}@1")
@@ -63,6 +76,9 @@ class TrustedVersions:
         if skill is None:
             status, reason = self.records.version_status(name, int(number))
             why = f"it is {status}" + (f" ({reason})" if reason else "") if status else "it was never promoted"
+            if status == "SUSPECT":
+                why += (f"; a person may reinstate it (kavi reinstate {ref} --by WHO --reason TEXT), or "
+                        "KAVI_SUSPECT_POLICY=allow runs SUSPECT versions")
             listed = ", ".join(str(v) for v in sorted(versions)) if versions else "none"
             raise SkillNotTrusted(f"skill {ref!r} is not trusted: {why}; trusted versions of {name}: {listed}")
         return skill
@@ -322,7 +338,8 @@ def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
         for p in report.problems():
             console.print(f"[red]✗[/] {escape(p)}", highlight=False, soft_wrap=True)
         if report.ok:
-            console.print(f"[green]✓[/] {report.promotions} promotions chained, {report.checked_skills} trusted "
+            console.print(f"[green]✓[/] {report.promotions} promotions chained, {report.checked_attestations} "
+                          f"signed attestations verified, {report.checked_skills} trusted "
                           "files match their hashes, no stray file in the skills folder, registry "
                           + ("behind the ledger (see above)" if report.registry_note else "matches the ledger"))
     if not report.ok:

@@ -16,8 +16,11 @@ from kavi_assets.build.sandbox_dir import create_sandbox, write_files
 from kavi_assets.forge.ceremony import Ceremony, CeremonyLevel, budget_for, ceremony_plan, evidence_decision
 from kavi_assets.forge.coach import review as coach_review
 from kavi_assets.forge.context import ForgeContext
+from kavi_assets.forge.fingerprint import judging_policy_path
 from kavi_assets.forge.independent import IndependentOutcome, obtain_independent
 from kavi_assets.forge.levels import proposal_ceremony
+from kavi_assets.forge.provenance import attest_promotion
+from kavi_assets.forge.reverify import fingerprint_for, record_forge_verification, record_model_call
 from kavi_assets.gates.differential import EvidenceConfig
 from kavi_assets.gates.infra import describe_oserror, is_infra_oserror
 from kavi_assets.gates.runner import GateConfig, run_gates
@@ -431,7 +434,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         wall_s=ctx.settings.gate_wall_s,
         coverage_min=ctx.settings.coverage_min,
         mypy_cache_root=ctx.home.root / "cache" / "mypy",
-        policy_path=ctx.settings.policy_path,
+        policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=evidence_config,
     )
     try:
@@ -466,6 +469,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "gates": [r.to_dict() for r in outcome.results],
         "evidence": evidence,
         "ceremony": plan,
+        "fingerprint": fingerprint_for(ctx).to_dict(),  # what judged it (issue 17: stale when it moves)
     }
     ref = ctx.store.put(_canonical(report), "verification_report")
     artifacts: list[tuple[str, ArtifactRef, str, str]] = [("report", ref, build.skill_sha256, "report_of")]
@@ -484,6 +488,8 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         if outcome.passed:
             ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build.build_id,
                                    reason="every gate passed")
+        record_forge_verification(ctx, build_id=build.build_id, name=name, results=outcome.results,
+                                  passed=outcome.passed, report_sha256=ref.sha256, duration_s=outcome.duration_s)
     gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
                          outcome.isolation, outcome.duration_s, ref.sha256, gate_failure, evidence, plan)
@@ -590,7 +596,9 @@ def _advice(ctx: ForgeContext, name: str, build: BuildRow, kind: FailureKind, fa
             timeout_s=ctx.settings.advice_timeout_s,
         )
     except LLMError:
+        record_model_call(ctx, "advice", name, build.build_id, build.model, None)
         return None, True
+    record_model_call(ctx, "advice", name, build.build_id, build.model, answer)
     return answer.text.strip()[:2000] or None, False
 
 
@@ -879,6 +887,7 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
         source_sha256=str(build.skill_sha256), test_sha256=build.test_sha256,
         skill_path=str(target.relative_to(ctx.home.root)), version=version,
     )
+    attest_promotion(ctx, promo)  # signed provenance, in the promotion's transaction
     return PromotionOutcome(True, f"promoted as {name}@{promo.version}", build.build_id, build.skill_sha256,
                             promo.approved_by, promo.skill_path, promo.seq, promo.version)
 

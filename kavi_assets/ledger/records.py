@@ -207,6 +207,14 @@ class TrustedRecord:
 VERSION_TRUSTED = "TRUSTED"
 VERSION_REVOKED = "REVOKED"
 VERSION_RETIRED = "RETIRED"
+VERSION_SUSPECT = "SUSPECT"  # its re-verification failed (issue 17); served only under KAVI_SUSPECT_POLICY=allow
+
+
+def served_statuses() -> str:
+    """The version statuses `trusted_versions` serves, as SQL literals: SUSPECT too when the user allows it."""
+    from kavi_assets.config import suspect_policy
+
+    return "'TRUSTED', 'SUSPECT'" if suspect_policy() == "allow" else "'TRUSTED'"
 
 _PROMOTION_COLS = (
     "seq, proposal_name, build_id, from_status, to_status, approved_by, source_sha256, test_sha256, skill_path, "
@@ -837,7 +845,8 @@ class ForgeRecords:
             seq = con.execute("SELECT coalesce(max(seq), 0) FROM promotions").fetchone()
             count = con.execute(
                 f"SELECT count(*) FROM promotions p LEFT JOIN ({_VERSION_STATUS}) e "
-                "ON e.name = p.proposal_name AND e.version = p.version WHERE coalesce(e.status, 'TRUSTED') = 'TRUSTED'"
+                "ON e.name = p.proposal_name AND e.version = p.version WHERE coalesce(e.status, 'TRUSTED') IN "
+                f"({served_statuses()})"
             ).fetchone()
         return (int(seq[0]) if seq else 0, int(count[0]) if count else 0)
 
@@ -857,7 +866,7 @@ class ForgeRecords:
                 JOIN proposals pr ON pr.name = p.proposal_name
                 LEFT JOIN proposal_revisions r ON r.name = p.proposal_name AND r.revision = p.spec_revision
                 LEFT JOIN ({_VERSION_STATUS}) e ON e.name = p.proposal_name AND e.version = p.version
-                WHERE coalesce(e.status, 'TRUSTED') = 'TRUSTED' {only}
+                WHERE coalesce(e.status, 'TRUSTED') IN ({served_statuses()}) {only}
                 ORDER BY p.proposal_name, p.version
                 """,
                 {"name": name} if name is not None else None,

@@ -464,6 +464,68 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
         # version from its initialize request); NULL for a run from the local CLI and for every earlier record.
         ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS caller VARCHAR",),
     ),
+    (
+        12,
+        # Re-verification when the ground moves (issue 17). What judged a verification (Python, the gate tools'
+        # versions, the policy files' hash, the gate configuration) is stored once per distinct fingerprint; every
+        # verification, the forge's and each later re-run of the gates on a trusted version, is a row beside the
+        # earlier ones (never an update), naming its fingerprint and its failing gates. `model_calls` records the
+        # model calls that are neither a build nor an independent implementation (research advice), so a skill's
+        # forge cost counts every token spent on it. No key (see migrations 3 and 5).
+        (
+            """CREATE TABLE IF NOT EXISTS judge_fingerprints (
+                digest VARCHAR NOT NULL,
+                fingerprint_json VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS verifications (
+                verification_id VARCHAR NOT NULL,
+                build_id VARCHAR NOT NULL,
+                proposal_name VARCHAR NOT NULL,
+                version INTEGER,
+                kind VARCHAR NOT NULL,
+                fingerprint VARCHAR NOT NULL,
+                passed BOOLEAN NOT NULL,
+                failing_json VARCHAR NOT NULL,
+                report_sha256 VARCHAR,
+                duration_s DOUBLE,
+                actor VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS model_calls (
+                call_id VARCHAR NOT NULL,
+                purpose VARCHAR NOT NULL,
+                proposal_name VARCHAR NOT NULL,
+                build_id VARCHAR,
+                model VARCHAR NOT NULL,
+                prompt_tokens INTEGER,
+                completion_tokens INTEGER,
+                latency_ms DOUBLE,
+                ok BOOLEAN NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+        ),
+    ),
+    (
+        13,
+        # Signed provenance (issue 17): each promotion's in-toto statement, signed with the home's Ed25519 key, is a
+        # content-addressed artifact; this table links it to the promotion. Promotions made before this migration
+        # get a row without an envelope, so `kavi verify` can tell "promoted before signing existed" from "missing".
+        (
+            """CREATE TABLE IF NOT EXISTS attestations (
+                promotion_seq INTEGER NOT NULL,
+                proposal_name VARCHAR NOT NULL,
+                version INTEGER,
+                build_id VARCHAR NOT NULL,
+                envelope_sha256 VARCHAR,
+                key_id VARCHAR,
+                note VARCHAR,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+            "INSERT INTO attestations SELECT seq, proposal_name, version, build_id, NULL, NULL, "
+            "'promoted before signed provenance (schema 13)', now() FROM promotions",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

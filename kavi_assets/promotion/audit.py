@@ -5,8 +5,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kavi_assets.forge.provenance import check_attestations
 from kavi_assets.home import KaviHome
-from kavi_assets.ledger.artifacts import sha256_bytes
+from kavi_assets.ledger.artifacts import ArtifactStore, sha256_bytes
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.promotion.registry import registry_state, write_registry
 
@@ -17,6 +18,8 @@ class AuditReport:
     registry_problems: list[str] = field(default_factory=list)
     file_problems: list[str] = field(default_factory=list)
     policy_problems: list[str] = field(default_factory=list)
+    attestation_problems: list[str] = field(default_factory=list)
+    checked_attestations: int = 0
     checked_skills: int = 0
     promotions: int = 0
     # Not a problem: the registry file is behind the ledger (it is a projection, regenerated after promotions
@@ -25,10 +28,12 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
-        return not (self.chain_problems or self.registry_problems or self.file_problems or self.policy_problems)
+        return not (self.chain_problems or self.registry_problems or self.file_problems or self.policy_problems
+                    or self.attestation_problems)
 
     def problems(self) -> list[str]:
-        return [*self.chain_problems, *self.registry_problems, *self.file_problems, *self.policy_problems]
+        return [*self.chain_problems, *self.registry_problems, *self.file_problems, *self.policy_problems,
+                *self.attestation_problems]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +44,8 @@ class AuditReport:
             "registry_problems": self.registry_problems,
             "file_problems": self.file_problems,
             "policy_problems": self.policy_problems,
+            "attestation_problems": self.attestation_problems,
+            "checked_attestations": self.checked_attestations,
             "registry_note": self.registry_note,
         }
 
@@ -81,7 +88,9 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
         policy += [f"{t.ref}: {p}" for p in _rescan(t.name, data, t.side_effect_class, t.required_secrets,
                                                      policy_path)]
     files += stray_files(records, home)
-    return AuditReport(chain, state.problems, files, policy, len(trusted), len(records.promotions()), note)
+    signed = check_attestations(records, ArtifactStore(home.artifacts_dir), home)
+    return AuditReport(chain, state.problems, files, policy, signed.problems, signed.checked, len(trusted),
+                       len(records.promotions()), note)
 
 
 def stray_files(records: ForgeRecords, home: KaviHome) -> list[str]:

@@ -22,7 +22,7 @@ def test_definitions_load_with_expected_keys() -> None:
         "forge/execution_log",
     } <= keys
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
-    assert {f"gate_{g}" for g in ALL_GATES} | {"trust_intact"} == checks
+    assert {f"gate_{g}" for g in ALL_GATES} | {"trust_intact", "still_trusted"} == checks
     for job in ("forge", "promote", "registry", "learn", "trust_audit", "ingest_executions"):
         assert defs.resolve_job_def(job) is not None
     sensors = {s.name for s in repo.sensor_defs}
