@@ -19,7 +19,8 @@ _counter = itertools.count(1)
 def lake_skip_reason() -> str | None:
     missing = [b for b in missing_binaries() if b != "redis-server"]
     if missing:
-        return f"the shared ledger needs PostgreSQL's binaries: missing {', '.join(missing)} (apt-get install postgresql)"
+        return (f"the shared ledger needs PostgreSQL's binaries: missing {', '.join(missing)} "
+                "(apt-get install postgresql)")
     for pkg in ("duckdb_extension_ducklake", "duckdb_extension_postgres", "psycopg2"):
         if importlib.util.find_spec(pkg) is None:
             return f"the shared ledger needs {pkg.replace('_', '-')}: pip install -e '.[scale]'"

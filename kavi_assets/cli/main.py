@@ -464,6 +464,9 @@ def _register_optional() -> None:
     policy_cmd.register(app)
     runtime_cmd.register(app)
     holdout_cmd.register(app)
+    from kavi_assets.cli import scale_cmd
+
+    scale_cmd.register(app)
 
 
 _register_optional()

@@ -55,8 +55,9 @@ def ingest_execution_log(ledger: Ledger, log_path: Path) -> IngestResult:
                             rows)
         elif rows:
             # The shared ledger (DuckLake) has no keys for OR IGNORE to act on: the id is checked in the statement.
-            con.executemany("INSERT INTO executions SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
-                            "(SELECT 1 FROM executions WHERE execution_id = ?)", [[*r, r[0]] for r in rows])
+            con.executemany("INSERT INTO executions SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+                            "WHERE NOT EXISTS (SELECT 1 FROM executions WHERE execution_id = ?)",
+                            [[*r, r[0]] for r in rows])
         after = con.execute("SELECT count(*) FROM executions").fetchone()
         if ledger.lake is None:
             con.execute("INSERT OR REPLACE INTO ingest_offsets VALUES (?, ?, ?)", [source, offset + end, utcnow()])

@@ -92,7 +92,7 @@ class Ledger:
     """
 
     def __init__(self, path: Path, *, lock_timeout_s: float = 30.0, migrate: bool = True,
-                 lake: LakeConfig | None | bool = True, funnel: bool = True) -> None:
+                 lake: LakeConfig | bool | None = True, funnel: bool = True) -> None:
         self.path = path
         self.lock_timeout_s = lock_timeout_s
         # True: from the environment (the default local file when KAVI_LEDGER_URL is unset); False: the file.

@@ -112,7 +112,7 @@ class Services:
 
     @property
     def pg_url(self) -> str:
-        return f"postgresql://{PG_USER}@127.0.0.1:{self.pg_port}/{PG_DB}"
+        return f"postgresql+psycopg2://{PG_USER}@127.0.0.1:{self.pg_port}/{PG_DB}"
 
     @property
     def broker_url(self) -> str:
