@@ -293,23 +293,32 @@ def scale_demo(
     workers: Annotated[int, typer.Option("--workers", help=f"Celery workers to start (1-{MAX_WORKERS})")] = 2,
     workdir: Annotated[Path | None, typer.Option("--workdir", help="keep the services' data and logs here "
                                                  "(default: a temporary folder, removed at the end)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as one JSON document instead")] = False,
 ) -> None:
     """Start PostgreSQL, Redis and Celery workers on loopback, forge the example proposals through the workers into
     one shared (DuckLake) ledger, print where each run executed, and stop everything started."""
     from kavi_assets.cli.demo_cmd import examples_dir
 
-    console.rule("[bold]Kavi Forge scale demo (PostgreSQL + Celery workers + DuckLake ledger, on loopback)")
-    folder = examples or examples_dir()
-    if workdir is None:
-        console.print("[yellow]The model is the RECORDED MODEL (replayed completions), not a live model.[/]")
     from kavi_assets.scale.services import ServiceError
 
+    say_to = make_console(stderr=True) if as_json else console
+    say_to.rule("[bold]Kavi Forge scale demo (PostgreSQL + Celery workers + DuckLake ledger, on loopback)")
+    folder = examples or examples_dir()
+    if not os.environ.get("KAVI_LLM_BASE_URL", "").strip():
+        say_to.print("[yellow]The model is the RECORDED MODEL (replayed completions, on loopback in each worker), "
+                     "not a live model.[/]")
     try:
         result = scale_forge(folder, workdir=workdir, workers=workers,
-                             say=lambda line: console.print(line, highlight=False, markup=False))
+                             say=lambda line: say_to.print(line, highlight=False, markup=False))
     except (ServiceError, TimeoutError, ValueError) as err:
         make_console(stderr=True).print(f"error: {err}", highlight=False, markup=False)
         raise typer.Exit(2) from None
+    if as_json:
+        import dataclasses
+        import json
+
+        typer.echo(json.dumps(dataclasses.asdict(result), default=str))
+        return
     console.print("\nwhere each run executed:", highlight=False)
     by_pid = {pid: name for name, pid in result.worker_pids.items()}
     for r in result.runs:
