@@ -50,6 +50,8 @@ class ScaleResult:
     # `kavi verify --json` and `kavi lineage NAME --json` run against the shared ledger before the services stop:
     # command -> (exit code, parsed JSON output or None)
     cli_checks: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    # Seconds from the first run launched to the last forge run finished (no service start-up, no promotion).
+    forge_s: float = 0.0
 
     def runs_per_worker(self) -> dict[str, int]:
         by_pid = {pid: name for name, pid in self.worker_pids.items()}
@@ -137,10 +139,13 @@ def ledger_summary(records: Any) -> dict[str, Any]:
 
 
 def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 2, timeout_s: float = 600.0,
-                settings: dict[str, str] | None = None, say: Callable[[str], None] = lambda _: None) -> ScaleResult:
+                settings: dict[str, str] | None = None, promote: bool = True, cli_checks: bool = True,
+                say: Callable[[str], None] = lambda _: None) -> ScaleResult:
     """Start PostgreSQL, Redis and `workers` Celery workers on loopback, forge every proposal in `proposals` through
-    them (first attempts, then the retry sensor's requests, as `kavi demo` does), and stop everything started.
-    `settings` are extra environment variables for the workers (e.g. KAVI_RECORDED_SPEED)."""
+    them (first attempts, then the retry sensor's requests, as `kavi demo` does), approve and promote what verified
+    (`promote`), run `kavi verify` and `kavi lineage` against the shared ledger (`cli_checks`), and stop everything
+    started. `settings` are extra environment variables for this process and the workers (e.g. the recorded model's
+    speed or latency). A benchmark compares `forge_s` (and the verdicts) with a sequential run."""
     from kavi_assets.ledger.lake import close_lakes
     from kavi_assets.scale.services import ServiceError, Services, missing_binaries
     from kavi_assets.scale.workers import start_worker, wait_ready, worker_env, write_celery_config, write_dagster_home
@@ -159,7 +164,8 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
     root.mkdir(parents=True, exist_ok=True)
     svc = Services(root / "services")
     svc.workdir.mkdir(parents=True, exist_ok=True)
-    saved = {k: os.environ.get(k) for k in ("KAVI_HOME", "DAGSTER_HOME", "KAVI_LEDGER_URL", "KAVI_LEDGER_DATA")}
+    saved = {k: os.environ.get(k) for k in ("KAVI_HOME", "DAGSTER_HOME", "KAVI_LEDGER_URL", "KAVI_LEDGER_DATA",
+                                            *(settings or {}))}
     started = time.monotonic()
     try:
         svc.start_postgres()
@@ -188,12 +194,14 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
         wait_ready(procs)
         worker_pids = {name: p.pid for name, (p, _) in procs.items()}
         say("workers       " + ", ".join(f"{n} pid {pid}" for n, pid in worker_pids.items()))
-        verdicts, runs, summary = _forge_all(files, timeout_s, say)
+        verdicts, runs, summary, forge_s = _forge_all(files, timeout_s, say, promote)
         elapsed = time.monotonic() - started
-        checks = {"verify": _cli_json(["verify", "--json"], dict(os.environ))}
-        first = sorted(verdicts)[0]
-        checks[f"lineage {first}"] = _cli_json(["lineage", first, "--json"], dict(os.environ))
-        return ScaleResult(elapsed, verdicts, runs, worker_pids, summary, svc.pids(), checks)
+        checks: dict[str, tuple[int, Any]] = {}
+        if cli_checks:
+            checks["verify"] = _cli_json(["verify", "--json"], dict(os.environ))
+            first = sorted(verdicts)[0]
+            checks[f"lineage {first}"] = _cli_json(["lineage", first, "--json"], dict(os.environ))
+        return ScaleResult(elapsed, verdicts, runs, worker_pids, summary, svc.pids(), checks, forge_s)
     finally:
         close_lakes()
         forced = svc.stop()
@@ -208,8 +216,8 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _forge_all(files: list[Path], timeout_s: float,
-               say: Callable[[str], None]) -> tuple[dict[str, str], list[RunInfo], dict[str, Any]]:
+def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None],
+               promote: bool) -> tuple[dict[str, str], list[RunInfo], dict[str, Any], float]:
     import dagster as dg
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
@@ -237,6 +245,7 @@ def _forge_all(files: list[Path], timeout_s: float,
         "kavi_assets.definitions", "defs", working_directory=str(Path(__file__).resolve().parents[2])
     ).get_reconstructable_job("forge")
     job_def = recon_job.get_definition()
+    forge_started = time.monotonic()
     launched: list[tuple[str, str]] = [
         (name, _launch(instance, recon_job, job_def, name, {"kavi/trigger": "scale-demo"})) for name in names]
     _wait_runs(instance, [r for _, r in launched], timeout_s)
@@ -255,6 +264,7 @@ def _forge_all(files: list[Path], timeout_s: float,
         say(f"retries       {len(batch)}: {', '.join(n for n, _ in batch)} (requested by the retry sensor)")
         _wait_runs(instance, [r for _, r in batch], timeout_s)
         launched += batch
+    forge_s = time.monotonic() - forge_started
     # What verified is approved here (as `kavi demo` does) and promoted by a run on the workers.
     from kavi_assets.forge.pipeline import approve
 
@@ -263,7 +273,7 @@ def _forge_all(files: list[Path], timeout_s: float,
     ).get_reconstructable_job("promote")
     promote_def = recon_promote.get_definition()
     promotions = []
-    for name in names:
+    for name in names if promote else []:
         if ctx.records.require_proposal(name).status.value == "VERIFIED":
             approve(ctx, name, "scale-demo (via kavi scale-demo)")
             promotions.append((name, _launch(instance, recon_promote, promote_def, name,
@@ -285,7 +295,7 @@ def _forge_all(files: list[Path], timeout_s: float,
                             executed_by(instance, run_id), tags.get(HOST_TAG, ""),
                             run.job_name if run is not None else "?", int(pid) if pid.isdigit() else None))
     verdicts = {name: ctx.records.require_proposal(name).status.value for name in names}
-    return verdicts, runs, ledger_summary(ctx.records)
+    return verdicts, runs, ledger_summary(ctx.records), forge_s
 
 
 def scale_demo(
@@ -298,7 +308,6 @@ def scale_demo(
     """Start PostgreSQL, Redis and Celery workers on loopback, forge the example proposals through the workers into
     one shared (DuckLake) ledger, print where each run executed, and stop everything started."""
     from kavi_assets.cli.demo_cmd import examples_dir
-
     from kavi_assets.scale.services import ServiceError
 
     say_to = make_console(stderr=True) if as_json else console
@@ -336,8 +345,8 @@ def scale_demo(
                   highlight=False, markup=False)
     for cmd, (code, _) in result.cli_checks.items():
         console.print(f"kavi {cmd} against the shared ledger: exit {code}", highlight=False, markup=False)
-    console.print(f"finished in {result.elapsed_s:.1f}s; every service and worker started was stopped.",
-                  highlight=False)
+    console.print(f"finished in {result.elapsed_s:.1f}s (forge runs {result.forge_s:.1f}s); every service and worker "
+                  "started was stopped.", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
