@@ -7,7 +7,10 @@ everything started is stopped by pid before the command returns.
 """
 
 import os
+import re
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,6 +25,7 @@ from kavi_assets.cli.errors import cli_errors
 
 console = make_console()
 _TERMINAL = ("SUCCESS", "FAILURE", "CANCELED")
+_SETTING = re.compile(r"^KAVI_[A-Z0-9_]{1,60}$")
 MAX_WORKERS = 8
 MAX_ROUNDS = 10
 
@@ -152,6 +156,12 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
 
     if not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"workers must be between 1 and {MAX_WORKERS}")
+    for var, text in (settings or {}).items():
+        if not _SETTING.match(var) or len(text) > 1000 or "\n" in text:
+            raise ValueError(f"setting {var[:40]!r}: only KAVI_* variables, one line of at most 1000 characters")
+    from kavi_assets.config import validate_config
+
+    validate_config({**os.environ, **(settings or {})})  # a bad KAVI_* setting: one line, before anything starts
     files = _proposal_files(proposals)
     if not files:
         raise ValueError(f"no proposal files in {proposals}")
@@ -311,6 +321,8 @@ def scale_demo(
     from kavi_assets.scale.services import ServiceError
 
     say_to = make_console(stderr=True) if as_json else console
+    # SIGTERM ends the command through its `finally` (which stops every service and worker), not in mid-air.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     say_to.rule("[bold]Kavi Forge scale demo (PostgreSQL + Celery workers + DuckLake ledger, on loopback)")
     folder = examples or examples_dir()
     if not os.environ.get("KAVI_LLM_BASE_URL", "").strip():

@@ -268,3 +268,8 @@ def lake_tables() -> list[str]:
         ref.close()
     _tables[:] = out
     return list(out)
+
+
+def ledger_present(path: Path) -> bool:
+    """Whether there is a ledger to read: the shared one when configured, else the file at `path`."""
+    return bool((os.environ.get(LEDGER_URL_ENV) or "").strip()) or path.exists()

@@ -1,4 +1,5 @@
-"""Everything here needs PostgreSQL (and the scale extra): marked `scale`, skipped with the reason when missing."""
+"""Everything here needs PostgreSQL (and the scale extra): each module is marked `scale` (not in the default run) and
+skips with the reason when the services or the extra are missing."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -6,14 +7,6 @@ from pathlib import Path
 import pytest
 
 from kavi_assets.home import KaviHome
-
-pytestmark = pytest.mark.scale
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/scale/" in str(item.path).replace("\\", "/"):
-            item.add_marker(pytest.mark.scale)
 
 
 @pytest.fixture()

@@ -15,6 +15,8 @@ from kavi_assets.cli.demo_cmd import examples_dir
 from kavi_assets.scale.services import missing_binaries
 from tests.lake_support import lake_skip_reason
 
+pytestmark = pytest.mark.scale
+
 # A first attempt that verifies, one that fails ruff and is retried by the retry sensor, one refused by the diff
 # allowlist (GATE_VIOLATION), and one more that verifies: every path a run can take, in about a minute of work.
 SUBSET = ("word_count", "slugify_title", "extract_emails", "parse_duration")

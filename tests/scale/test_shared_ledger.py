@@ -16,6 +16,8 @@ from kavi_assets.ledger.records import ForgeRecords, LedgerConflictError
 from kavi_assets.ledger.store import Ledger, LedgerCommitConflict
 from kavi_assets.proposals.model import parse_proposal
 
+pytestmark = pytest.mark.scale
+
 
 def _counter(led: Ledger) -> None:
     with led.connect() as con:
