@@ -50,7 +50,7 @@ class ScaleResult:
     runs: list[RunInfo]
     worker_pids: dict[str, int]
     ledger: dict[str, Any] = field(default_factory=dict)
-    service_pids: dict[str, int] = field(default_factory=dict)
+    service_pids: dict[str, int] = field(default_factory=dict)  # postgres, redis
     # `kavi verify --json` and `kavi lineage NAME --json` run against the shared ledger before the services stop:
     # command -> (exit code, parsed JSON output or None)
     cli_checks: dict[str, tuple[int, Any]] = field(default_factory=dict)
@@ -211,7 +211,8 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
             checks["verify"] = _cli_json(["verify", "--json"], dict(os.environ))
             first = sorted(verdicts)[0]
             checks[f"lineage {first}"] = _cli_json(["lineage", first, "--json"], dict(os.environ))
-        return ScaleResult(elapsed, verdicts, runs, worker_pids, summary, svc.pids(), checks, forge_s)
+        services = {k: v for k, v in svc.pids().items() if k not in worker_pids}
+        return ScaleResult(elapsed, verdicts, runs, worker_pids, summary, services, checks, forge_s)
     finally:
         close_lakes()
         forced = svc.stop()
