@@ -111,6 +111,17 @@ def _dagster_log(environ: Mapping[str, str]) -> None:
         raise ConfigError(f"KAVI_DAGSTER_LOG={raw!r} must be one of {', '.join(DAGSTER_LOG_LEVELS)}")
 
 
+def _ledger_url(environ: Mapping[str, str]) -> None:
+    from pathlib import Path
+
+    from kavi_assets.ledger.lake import LakeConfigError, lake_config
+
+    try:
+        lake_config(environ, Path(environ.get("KAVI_HOME") or "~/.kavi").expanduser().resolve())
+    except LakeConfigError as err:
+        raise ConfigError(str(err)) from None
+
+
 _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     env_base_url,
     _models,
@@ -126,6 +137,7 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     _evidence_levels,
     lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0, example="40"),
     lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", EVIDENCE_BUDGET_S, example="15"),
+    _ledger_url,
 )
 
 

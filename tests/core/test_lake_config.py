@@ -57,6 +57,14 @@ def test_the_cli_reports_a_bad_url_in_one_line(tmp_path: Path) -> None:
     assert "KAVI_LEDGER_URL" in proc.stderr and len(proc.stderr.strip().splitlines()) <= 3
 
 
+def test_validate_config_names_a_bad_ledger_url() -> None:
+    from kavi_assets.config import config_problems
+
+    problems = config_problems({"KAVI_LEDGER_URL": "ducklake:postgres:host=db"})
+    assert len(problems) == 1 and "dbname" in problems[0]
+    assert config_problems({"KAVI_LEDGER_URL": GOOD}) == []
+
+
 def test_the_scale_instance_config() -> None:
     doc = yaml.safe_load(dagster_yaml("postgresql+psycopg2://kavi@127.0.0.1:5432/kavi", "redis://127.0.0.1:1/0",
                                       "redis://127.0.0.1:1/1"))
