@@ -179,3 +179,15 @@ def test_two_workers_storing_the_same_bytes_agree(lake_home: KaviHome) -> None:
     assert len([p for p in lake_home.artifacts_dir.rglob("*") if p.is_file()]) == n  # one file each, no temp left
     for digest, _ in first:
         store.get(digest)  # every file hashes to its name (raises otherwise)
+
+
+def test_flushed_rows_live_on_the_shared_path_and_read_the_same(lake_home: KaviHome,
+                                                                 proposal_data: dict[str, Any]) -> None:
+    records = ForgeRecords(Ledger(lake_home.ledger_path))
+    records.register_proposal(parse_proposal(proposal_data), source_path=None, complexity=0.2)
+    before = records.list_status()
+    with records.ledger.connect() as con:  # small writes sit inline in the catalog until flushed to Parquet
+        con.execute("CALL ducklake_flush_inlined_data('kavi_lake')")
+    data = Path(os.environ["KAVI_LEDGER_DATA"])
+    assert any(p.parent.name == "proposals" for p in data.rglob("*.parquet"))
+    assert records.list_status() == before
