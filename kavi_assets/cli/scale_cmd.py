@@ -40,6 +40,8 @@ class RunInfo:
     job: str = "forge"
     # The kavi/pid tag a forge run's attempt lock records (None for jobs that take no lock, e.g. promote).
     tag_pid: int | None = None
+    # The pids Dagster recorded for the run's step events: with the in-process executor, the worker's own.
+    step_pids: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -95,6 +97,14 @@ def executed_by(instance: Any, run_id: str) -> int | None:
         if pid is not None and str(pid.value).isdigit():
             return int(str(pid.value))
     return None
+
+
+def step_pids(instance: Any, run_id: str) -> list[int]:
+    import dagster as dg
+
+    pids = {r.dagster_event.pid for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START)
+            if r.dagster_event is not None and r.dagster_event.pid is not None}
+    return sorted(int(p) for p in pids)
 
 
 def _cli_json(args: list[str], env: dict[str, str]) -> tuple[int, Any]:
@@ -304,7 +314,8 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None],
         pid = tags.get(PID_TAG, "")
         runs.append(RunInfo(name, run_id, run.status.value if run is not None else "?",
                             executed_by(instance, run_id), tags.get(HOST_TAG, ""),
-                            run.job_name if run is not None else "?", int(pid) if pid.isdigit() else None))
+                            run.job_name if run is not None else "?", int(pid) if pid.isdigit() else None,
+                            step_pids(instance, run_id)))
     verdicts = {name: ctx.records.require_proposal(name).status.value for name in names}
     return verdicts, runs, ledger_summary(ctx.records), forge_s
 
@@ -341,13 +352,15 @@ def scale_demo(
 
         typer.echo(json.dumps(dataclasses.asdict(result), default=str))
         return
-    console.print("\nwhere each run executed:", highlight=False)
+    console.print("\nwhere each run executed (Dagster's record of the run worker's pid, and of its steps'):",
+                  highlight=False)
     by_pid = {pid: name for name, pid in result.worker_pids.items()}
     for r in result.runs:
         where = by_pid.get(r.worker_pid or -1, "not a worker started here")
         host = f" on {r.worker_host}" if r.worker_host else ""
-        console.print(f"  {r.job:8} {r.name:22} run {r.run_id[:8]}  {r.status:8} pid {r.worker_pid}{host} ({where})",
-                      highlight=False, markup=False)
+        steps = "same process" if r.step_pids == [r.worker_pid] else f"pids {r.step_pids}"
+        console.print(f"  {r.job:8} {r.name:22} run {r.run_id[:8]}  {r.status:8} pid {r.worker_pid}{host} ({where}; "
+                      f"steps: {steps})", highlight=False, markup=False)
     console.print("runs per worker: " + ", ".join(f"{k} {v}" for k, v in sorted(result.runs_per_worker().items())),
                   highlight=False, markup=False)
     led = result.ledger

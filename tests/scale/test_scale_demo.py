@@ -65,6 +65,8 @@ def test_scale_demo_runs_on_two_workers_into_one_ledger(tmp_path: Path) -> None:
     # Dagster's own record of the process that executed each run: always one of the two workers, and both worked.
     assert {r["worker_pid"] for r in runs} == workers, runs
     assert all(r["worker_pid"] not in doc["service_pids"].values() for r in runs)
+    # The run's coordinator and its steps ran in that one worker process (in-process executor, run-level launch).
+    assert all(r["step_pids"] == [r["worker_pid"]] for r in runs), runs
     # The attempt lock's owner tag names the same process (the run held the lock where it ran).
     assert all(r["tag_pid"] == r["worker_pid"] for r in forge_runs), forge_runs
     # One ledger holds every run's attempt, each attempt once.
