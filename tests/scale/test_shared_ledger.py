@@ -191,3 +191,22 @@ def test_flushed_rows_live_on_the_shared_path_and_read_the_same(lake_home: KaviH
     data = Path(os.environ["KAVI_LEDGER_DATA"])
     assert any(p.parent.name == "proposals" for p in data.rglob("*.parquet"))
     assert records.list_status() == before
+
+
+def test_a_unit_waiting_too_long_for_the_funnel_is_the_usual_locked_error(lake_home: KaviHome) -> None:
+    import psycopg2
+
+    from kavi_assets.ledger.store import LedgerLockedError
+
+    led = Ledger(lake_home.ledger_path, lock_timeout_s=0.5)
+    led.migrate()
+    assert led.lake is not None
+    holder = psycopg2.connect(led.lake.dsn)  # another worker in the middle of a unit of work
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(%s)", [led.lake.lock_key])
+        with pytest.raises(LedgerLockedError, match="stayed locked by another unit of work"):
+            led.schema_version()
+    finally:
+        holder.close()
+    assert led.schema_version() > 0  # released with the holder's session
