@@ -168,7 +168,7 @@ class Ledger:
                 try:
                     con.execute("COMMIT")
                 except duckdb.Error as err:
-                    if is_commit_conflict(err):
+                    if self.lake is not None and is_commit_conflict(err):
                         raise LedgerCommitConflict(f"the shared ledger refused a commit that conflicts with a "
                                                    f"concurrent one ({str(err).strip().splitlines()[-1][:200]})") \
                             from None
