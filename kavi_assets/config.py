@@ -135,6 +135,17 @@ def _prices(environ: Mapping[str, str]) -> None:
         raise ConfigError(str(err)) from None
 
 
+def _ledger_url(environ: Mapping[str, str]) -> None:
+    from pathlib import Path
+
+    from kavi_assets.ledger.lake import LakeConfigError, lake_config
+
+    try:
+        lake_config(environ, Path(environ.get("KAVI_HOME") or "~/.kavi").expanduser().resolve())
+    except LakeConfigError as err:
+        raise ConfigError(str(err)) from None
+
+
 _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     env_base_url,
     _models,
@@ -154,6 +165,7 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     suspect_policy,
     _prices,
     lambda e: env_float(e, "KAVI_SAVING_PER_USE_USD", 0.0, allow_minimum=True, example="0.002"),
+    _ledger_url,
 )
 
 

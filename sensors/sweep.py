@@ -118,7 +118,9 @@ def sweep(home: KaviHome, instance: dg.DagsterInstance | None, *, fix: bool,
         report.stale_runs = stale_runs(instance)
         if fix:
             report.stale_runs = fail_stale_runs(instance, report.stale_runs)
-    if not home.ledger_path.exists():
+    from kavi_assets.ledger.lake import ledger_present
+
+    if not ledger_present(home.ledger_path):
         return report
     records = records or ForgeRecords(Ledger(home.ledger_path))
     live = _run_is_live(instance) if instance is not None else None

@@ -53,3 +53,30 @@ def word_count_spec() -> Callable[..., dict[str, Any]]:
         return copy.deepcopy({**WORD_COUNT_SPEC, **changes})
 
     return make
+
+
+# The shared ledger (DuckLake) instead of the ledger file, for every test, when KAVI_TEST_LEDGER=ducklake.
+@pytest.fixture(scope="session")
+def lake_cluster() -> Iterator[Any]:
+    from tests.lake_support import start_cluster
+
+    yield from start_cluster()
+
+
+@pytest.fixture(autouse=True)
+def _ledger_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    import os
+
+    if os.environ.get("KAVI_TEST_LEDGER", "") != "ducklake":
+        yield
+        return
+    if request.node.get_closest_marker("ledger_file") is not None:
+        pytest.skip("about the local ledger file itself (KAVI_TEST_LEDGER=ducklake)")
+    from kavi_assets.ledger.lake import close_lakes
+    from tests.lake_support import new_lake
+
+    for key, value in new_lake(request.getfixturevalue("lake_cluster"), tmp_path_factory.mktemp("lake")).items():
+        monkeypatch.setenv(key, value)
+    yield
+    close_lakes()

@@ -39,10 +39,11 @@ def _writable(home: KaviHome) -> Check:
 
 
 def _ledger(home: KaviHome) -> Check:
+    from kavi_assets.ledger.lake import ledger_present
     from kavi_assets.ledger.schema import SCHEMA_VERSION
     from kavi_assets.ledger.store import Ledger, LedgerCorruptError, LedgerLockedError
 
-    if not home.ledger_path.exists():
+    if not ledger_present(home.ledger_path):
         return Check("ledger", "warn", f"{home.ledger_path} does not exist yet",
                      "run `kavi demo` or `kavi propose FILE`")
     try:
@@ -60,15 +61,16 @@ def _ledger(home: KaviHome) -> Check:
     if version != SCHEMA_VERSION:
         return Check("ledger", "fail", f"schema version {version}, expected {SCHEMA_VERSION}",
                      "run any kavi command that writes (e.g. `kavi status`) to migrate, or upgrade kavi-forge")
-    return Check("ledger", "ok", f"{home.ledger_path} (schema {version})")
+    return Check("ledger", "ok", f"{Ledger(home.ledger_path, migrate=False).label} (schema {version})")
 
 
 def _trust(home: KaviHome) -> Check:
+    from kavi_assets.ledger.lake import ledger_present
     from kavi_assets.ledger.records import ForgeRecords
     from kavi_assets.ledger.store import Ledger
     from kavi_assets.promotion.audit import audit
 
-    if not home.ledger_path.exists():
+    if not ledger_present(home.ledger_path):
         return Check("registry and trusted files", "warn", "no ledger yet", "run `kavi demo`")
     try:
         report = audit(ForgeRecords(Ledger(home.ledger_path, lock_timeout_s=10)), home)

@@ -39,6 +39,10 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi_assets.forge.locks import ProposalBusy
 
     errors.append(ProposalBusy)  # another attempt of the proposal is running: the message names its pid and run
+    from kavi_assets.ledger.lake import LakeConfigError, LakeUnavailableError
+    from kavi_assets.ledger.store import LedgerCommitConflict
+
+    errors += [LakeConfigError, LakeUnavailableError, LedgerCommitConflict]  # the shared ledger (KAVI_LEDGER_URL)
     try:
         from kavi_assets.runtime.errors import ChainMappingError, RuntimeRefusal
         from kavi_assets.runtime.handles import HttpHandleError, SecretsError, VaultPathError

@@ -495,6 +495,9 @@ def _register_optional() -> None:
 
     decompose_cmd.register(app)
     ground_cmd.register(app)
+    from kavi_assets.cli import scale_cmd
+
+    scale_cmd.register(app)
 
 
 _register_optional()

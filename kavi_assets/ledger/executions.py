@@ -54,11 +54,20 @@ def ingest_execution_log(ledger: Ledger, log_path: Path) -> IngestResult:
     ]
     with ledger.connect() as con:
         before = con.execute("SELECT count(*) FROM executions").fetchone()
-        if rows:
+        if rows and ledger.lake is None:
             con.executemany(f"INSERT OR IGNORE INTO executions ({_COLUMNS}) VALUES ({', '.join('?' * len(rows[0]))})",
                             rows)
+        elif rows:
+            # The shared ledger (DuckLake) has no keys for OR IGNORE to act on: the id is checked in the statement.
+            con.executemany(f"INSERT INTO executions ({_COLUMNS}) SELECT {', '.join('?' * len(rows[0]))} "
+                            "WHERE NOT EXISTS (SELECT 1 FROM executions WHERE execution_id = ?)",
+                            [[*r, r[0]] for r in rows])
         after = con.execute("SELECT count(*) FROM executions").fetchone()
-        con.execute("INSERT OR REPLACE INTO ingest_offsets VALUES (?, ?, ?)", [source, offset + end, utcnow()])
+        if ledger.lake is None:
+            con.execute("INSERT OR REPLACE INTO ingest_offsets VALUES (?, ?, ?)", [source, offset + end, utcnow()])
+        else:
+            con.execute("DELETE FROM ingest_offsets WHERE source = ?", [source])
+            con.execute("INSERT INTO ingest_offsets VALUES (?, ?, ?)", [source, offset + end, utcnow()])
     b = int(before[0]) if before else 0
     a = int(after[0]) if after else 0
     return IngestResult(len(lines), a - b, malformed, offset + end, a)

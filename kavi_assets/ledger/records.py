@@ -638,8 +638,13 @@ class ForgeRecords:
     def set_model_aside(self, config_fingerprint: str, model: str, reason: str, build_id: str | None) -> None:
         """A model that answered "not found" or "unauthorised" stays aside until the configuration changes."""
         with self.ledger.connect() as con:
+            verb = "INSERT OR REPLACE INTO"
+            if self.ledger.lake is not None:  # the shared ledger has no key for OR REPLACE: the key's row goes first
+                con.execute("DELETE FROM model_set_aside WHERE config_fingerprint = ? AND model = ?",
+                            [config_fingerprint, model])
+                verb = "INSERT INTO"
             con.execute(
-                "INSERT OR REPLACE INTO model_set_aside VALUES (?, ?, ?, ?, ?)",
+                f"{verb} model_set_aside VALUES (?, ?, ?, ?, ?)",
                 [config_fingerprint, model, reason, build_id, utcnow()],
             )
 

@@ -1,18 +1,31 @@
 """Short-lived ledger connections: one per unit of work, retried on DuckDB's one-writer lock, always closed."""
 
 import importlib.util
+import os
 import random
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
+from kavi_assets.ledger.lake import (
+    FunnelTimeout,
+    LakeConfig,
+    funnel,
+    is_commit_conflict,
+    lake_config,
+    lake_cursor,
+    lake_tables,
+)
 from kavi_assets.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+
+T = TypeVar("T")
 
 # DuckDB's Python binding tries `import pandas` for every statement that has parameters (to recognise data frames
 # among them). Without pandas installed, Python searches the whole path again at each try (about 0.13 ms, 4 ms of a
@@ -23,6 +36,11 @@ if importlib.util.find_spec("pandas") is None:
 
 class LedgerLockedError(RuntimeError):
     """The ledger stayed locked by another process for longer than the retry budget."""
+
+
+class LedgerCommitConflict(RuntimeError):
+    """A shared (DuckLake) ledger refused a commit because a concurrent transaction changed the same table: nothing
+    of the unit of work was written. `Ledger.unit_of_work` reruns the whole unit; elsewhere this is the error."""
 
 
 class LedgerSchemaError(RuntimeError):
@@ -67,18 +85,40 @@ class Ledger:
 
     With `migrate` (the default) the schema is brought up to date inside the first transaction this object opens
     (a newer schema raises LedgerSchemaError there): constructing a Ledger costs no connection of its own.
+
+    With KAVI_LEDGER_URL set (or `lake` given) the ledger is the shared DuckLake instead of the file at `path`
+    (kavi_assets/ledger/lake.py): same SQL, every unit of work funnelled through the catalog's advisory lock unless
+    `funnel=False` (then only optimistic concurrency holds, and `unit_of_work` retries conflicting commits).
     """
 
-    def __init__(self, path: Path, *, lock_timeout_s: float = 30.0, migrate: bool = True) -> None:
+    def __init__(self, path: Path, *, lock_timeout_s: float = 30.0, migrate: bool = True,
+                 lake: LakeConfig | bool | None = True, funnel: bool = True) -> None:
         self.path = path
         self.lock_timeout_s = lock_timeout_s
+        # True: from the environment (the default local file when KAVI_LEDGER_URL is unset); False: the file.
+        self.lake: LakeConfig | None = (lake_config(os.environ, path.parent) if lake is True
+                                        else None if lake is False else lake)
+        self._funnel = funnel
         self._auto_migrate = migrate
         self._migrated = False
         self._local = threading.local()
         if migrate:
             path.parent.mkdir(parents=True, exist_ok=True)
 
+    @property
+    def label(self) -> str:
+        """Where the ledger is, for messages (the shared ledger's label carries no password)."""
+        return self.lake.label if self.lake is not None else str(self.path)
+
+    def _guard(self) -> AbstractContextManager[None]:
+        """The shared ledger's funnel around one unit of work; nothing for the file (DuckDB's own lock serialises)."""
+        if self.lake is None or not self._funnel:
+            return nullcontext()
+        return _funnel_or_locked(self.lake, self.lock_timeout_s)
+
     def _open(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+        if self.lake is not None:
+            return lake_cursor(self.lake, self.path.parent / ".cache" / "duckdb-extensions")
         deadline = time.monotonic() + self.lock_timeout_s
         delay = 0.005
         attempts = 0
@@ -111,24 +151,51 @@ class Ledger:
         if current is not None:
             yield current
             return
-        con = self._open()
-        try:
-            con.execute("BEGIN TRANSACTION")
-            migrating = self._auto_migrate and not self._migrated
+        with self._guard():
+            con = self._open()
             try:
+                con.execute("BEGIN TRANSACTION")
+                migrating = self._auto_migrate and not self._migrated
+                try:
+                    if migrating:
+                        self._migrate_in(con)
+                    yield con
+                except BaseException as err:
+                    if _is_corrupt(err):
+                        raise LedgerCorruptError(self.path, str(err)) from None
+                    con.execute("ROLLBACK")
+                    raise
+                try:
+                    con.execute("COMMIT")
+                except duckdb.Error as err:
+                    if self.lake is not None and is_commit_conflict(err):
+                        raise LedgerCommitConflict(f"the shared ledger refused a commit that conflicts with a "
+                                                   f"concurrent one ({str(err).strip().splitlines()[-1][:200]})") \
+                            from None
+                    raise
                 if migrating:
-                    self._migrate_in(con)
-                yield con
-            except BaseException as err:
-                if _is_corrupt(err):
-                    raise LedgerCorruptError(self.path, str(err)) from None
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
-            if migrating:
-                self._migrated = True
-        finally:
-            con.close()
+                    self._migrated = True
+            finally:
+                con.close()
+
+    def unit_of_work(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 8) -> T:
+        """Run `fn` in one transaction and rerun it whole when the commit conflicts (DuckLake's optimistic
+        concurrency): `fn` must do all its reading inside, so a rerun decides again on the newer state. Inside a
+        session the session is the unit: a conflict there is raised to its owner, never half-retried here."""
+        if getattr(self._local, "con", None) is not None:
+            with self.connect() as con:
+                return fn(con)
+        delay = 0.01
+        for attempt in range(1, attempts + 1):
+            try:
+                with self.connect() as con:
+                    return fn(con)
+            except LedgerCommitConflict:
+                if attempt == attempts:
+                    raise
+                time.sleep(random.uniform(0, delay))
+                delay = min(delay * 2, 0.5)
+        raise AssertionError("unreachable")
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -176,6 +243,9 @@ class Ledger:
             )
         if current == SCHEMA_VERSION:
             return
+        if self.lake is not None:
+            self._migrate_lake_in(con, current)
+            return
         con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
         for version, statements in MIGRATIONS:
             if version <= current:
@@ -184,7 +254,43 @@ class Ledger:
                 con.execute(stmt)
             con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
 
+    def _migrate_lake_in(self, con: duckdb.DuckDBPyConnection, current: int) -> None:
+        """DuckLake has no keys and no indexes: a new lake is created at the current schema (the tables the
+        migrations leave, rebuilt without their constraints); a lake behind is brought up by the newer migrations'
+        statements, index statements skipped (the ledger's code keeps keys unique, as it does for the file)."""
+        now = utcnow()
+        if current == 0:
+            con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ)")
+            for stmt in lake_tables():
+                con.execute(stmt)
+            for version, _ in MIGRATIONS:
+                con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+            return
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for stmt in statements:
+                if " INDEX " in f" {stmt.strip().upper()} "[:40]:
+                    continue
+                try:
+                    con.execute(stmt)
+                except duckdb.NotImplementedException as err:
+                    raise LedgerSchemaError(f"the shared ledger cannot apply migration {version} ({err}); "
+                                            "it needs a DuckLake form of that migration") from None
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+
     def schema_version(self) -> int:
         with self.connect() as con:
             row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
         return int(row[0]) if row else 0
+
+
+
+@contextmanager
+def _funnel_or_locked(cfg: LakeConfig, timeout_s: float) -> Iterator[None]:
+    """The funnel, its timeout reported as the ledger's usual LedgerLockedError (the CLI's one-line message)."""
+    try:
+        with funnel(cfg, timeout_s):
+            yield
+    except FunnelTimeout as err:
+        raise LedgerLockedError(str(err)) from None

@@ -16,6 +16,7 @@ from kavi_assets.lifecycle import ProposalStatus
 from kavi_assets.proposals.model import parse_proposal
 
 
+@pytest.mark.ledger_file
 def test_migrations_recorded_and_idempotent(tmp_path: Path) -> None:
     led = Ledger(tmp_path / "l.duckdb")
     assert led.schema_version() == SCHEMA_VERSION
@@ -77,6 +78,7 @@ def _hold_lock(path: str, ready: Any, release: Any) -> None:
     con.close()
 
 
+@pytest.mark.ledger_file
 def test_lock_held_too_long_gives_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "l.duckdb"
     Ledger(path)

@@ -55,6 +55,7 @@ def test_constructing_a_ledger_costs_no_connection_and_migrates_in_the_first(tmp
     assert led.schema_version() == SCHEMA_VERSION and len(opened) == 1
 
 
+@pytest.mark.ledger_file
 def test_migration_2_gives_old_lineage_edges_their_kind_and_size(tmp_path: Path) -> None:
     path = tmp_path / "l.duckdb"
     con = duckdb.connect(str(path))
@@ -171,6 +172,7 @@ def test_growing_tables_keep_no_index_and_their_keys_stay_unique(tmp_path: Path,
         assert con.execute("SELECT count(*) FROM lineage WHERE child_sha256 = 'pk'").fetchone() == (1,)
 
 
+@pytest.mark.ledger_file
 def test_migration_3_keeps_every_row(tmp_path: Path) -> None:
     path = tmp_path / "l.duckdb"
     con = duckdb.connect(str(path))
@@ -221,6 +223,7 @@ def test_the_proposal_row_mirrors_its_latest_attempt(tmp_path: Path, proposal_da
         (latest.attempt_number, latest.build_id, latest.model, latest.status, latest.failure_kind)
 
 
+@pytest.mark.ledger_file
 def test_migration_4_gives_every_proposal_its_latest_attempt(tmp_path: Path) -> None:
     path = tmp_path / "l.duckdb"
     con = duckdb.connect(str(path))
@@ -246,6 +249,7 @@ def test_migration_4_gives_every_proposal_its_latest_attempt(tmp_path: Path) -> 
     assert (rows["idle_skill"]["attempts"], rows["idle_skill"]["latest_build"]) == (0, None)
 
 
+@pytest.mark.ledger_file
 def test_migration_5_leaves_proposals_and_promotions_keyless_and_whole(tmp_path: Path,
                                                                       proposal_data: dict[str, Any]) -> None:
     """A keyed table's insert rewrote its row group and index at every checkpoint (growing with the ledger);

@@ -1,0 +1,1 @@
+"""The scale-out configuration: services on loopback, the shared ledger, runs on Celery workers."""
