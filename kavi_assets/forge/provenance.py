@@ -34,6 +34,8 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
     verification = ground.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
     fingerprint = ground.fingerprint_parts(verification.fingerprint) if verification is not None else None
     coach = next((r for r in gates if r["gate"] == COACH_GATE), None)
+    if coach is not None and coach.get("verdict") == "omitted":
+        coach = None  # no second model reviewed it (ceremony low, one model): the gate list keeps the reason
     approval = ctx.records.approval_for(promo.proposal_name, promo.build_id)
     return {
         "skill": {"name": promo.proposal_name, "version": promo.version, "source_sha256": promo.source_sha256,

@@ -67,7 +67,7 @@ def test_a_promotion_is_attested_and_signed_by_the_homes_key(kavi_home: KaviHome
     assert res.exit_code == 0 and "1 signed attestations verified" in res.output, res.output
 
 
-def test_without_a_coach_gate_the_coach_is_null(kavi_home: KaviHome) -> None:
+def test_without_a_coach_review_the_coach_is_null(kavi_home: KaviHome) -> None:
     trust_recorded(kavi_home)
     ctx = ctx_for(kavi_home)
     _, sha = find_attestation(ctx.records, "word_count", None)
