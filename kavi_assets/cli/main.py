@@ -148,8 +148,10 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
 
     validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
     ensure_dagster_home(h)
+    from kavi_assets.forge.pipeline import refuse_if_decomposed
+
     records = _records(h)
-    records.require_proposal(name)
+    refuse_if_decomposed(records.require_proposal(name))
     add_partition(name)
     sweep_before_launch(h)  # runs of killed processes would hold queue slots and leave attempts open
     # One attempt of a proposal at a time (the run takes the same lock again): wait for a running attempt to

@@ -115,6 +115,19 @@ def _prior_failures(ctx: ForgeContext, name: str) -> list[dict[str, Any]]:
     return out
 
 
+class ProposalDecomposed(LedgerRecordError):
+    """The proposal was split into children (kavi_assets.decompose): it takes no attempt of its own while they forge,
+    and it is verified through its composition once they are trusted."""
+
+
+def refuse_if_decomposed(row: ProposalRow) -> None:
+    if row.status is ProposalStatus.DECOMPOSED:
+        raise ProposalDecomposed(
+            f"{row.proposal.name} is DECOMPOSED: its children are forged instead, and it is verified through its composition "
+            f"once they are trusted; `kavi tree {row.proposal.name}` shows where they stand, `kavi decompose {row.proposal.name}` "
+            "advances it")
+
+
 def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:
     """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model."""
     prestart_gates()  # the gates' warm runner boots in the background while the packet and the build happen
@@ -125,6 +138,7 @@ def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOu
 
 def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LLMClient) -> PacketOutcome:
     row = ctx.records.require_proposal(name)
+    refuse_if_decomposed(row)  # the retry sensor or a materialize of the partition must not start a parent attempt
     proposal = row.proposal
     builds = ctx.records.builds(name)
     attempt = (builds[-1].attempt_number + 1) if builds else 1

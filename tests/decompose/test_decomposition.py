@@ -386,3 +386,21 @@ def test_an_escalation_triggers_only_for_repeated_failure_or_ambiguity(kavi_home
                                 advice=None, escalated=True, note=note, lineage_parent=None)
     ctx.records.set_status("email_domain_report", ProposalStatus.ESCALATED, build_id=None, reason="test")
     assert trigger_for(ctx, "email_domain_report") == expected
+
+
+def test_a_decomposed_parent_is_not_forged_again(kavi_home: KaviHome) -> None:
+    """While its children forge, the parent takes no attempt of its own: neither `kavi forge` nor a packet step (the
+    retry sensor, `dagster asset materialize`) starts one, and each says why in one line."""
+    from kavi_assets.cli.main import app
+    from kavi_assets.forge.pipeline import ProposalDecomposed, prepare_packet
+
+    ctx = _decomposed(kavi_home)
+    builds_before = len(ctx.records.builds("email_domain_report"))
+    res = CliRunner().invoke(app, ["forge", "email_domain_report", "--home", str(kavi_home.root)])
+    assert res.exit_code == 2, res.output
+    assert "DECOMPOSED" in res.output and "kavi tree email_domain_report" in res.output
+    assert "Traceback" not in res.output
+    with pytest.raises(ProposalDecomposed, match="kavi tree email_domain_report"):
+        prepare_packet(ctx, "email_domain_report", None)
+    assert len(ctx.records.builds("email_domain_report")) == builds_before
+    assert ctx.records.require_proposal("email_domain_report").status is ProposalStatus.DECOMPOSED
