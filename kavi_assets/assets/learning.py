@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from kavi_assets.ledger.coach_records import review_summary
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger
 from kavi_assets.routing.posteriors import (
@@ -52,4 +53,14 @@ def model_posteriors(
     # other values (the table, the curves) are clipped on the right.
     meta["plot"] = dg.MetadataValue.text(f"{png.relative_to(h.root)} in the skills home")
     meta["posteriors_json"] = dg.MetadataValue.json([p.to_dict() for p in posteriors])
+    # The coach's own record (issue 12), kept apart: a review never moves a builder posterior above.
+    reviews = review_summary(records)
+    meta["coach_reviews"] = dg.MetadataValue.int(sum(a + c + f for _, _, a, c, f in reviews))
+    if reviews:
+        schema = dg.TableSchema([dg.TableColumn("coach model", "string"), dg.TableColumn("task type", "string"),
+                                 dg.TableColumn("approved", "int"), dg.TableColumn("changes requested", "int"),
+                                 dg.TableColumn("no usable answer", "int")])
+        meta["coach reviews"] = dg.MetadataValue.table(
+            [dg.TableRecord({"coach model": m, "task type": t, "approved": a, "changes requested": c,
+                             "no usable answer": f}) for m, t, a, c, f in reviews], schema)
     return dg.MaterializeResult(metadata=meta)

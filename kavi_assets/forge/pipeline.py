@@ -122,10 +122,10 @@ class ProposalDecomposed(LedgerRecordError):
 
 def refuse_if_decomposed(row: ProposalRow) -> None:
     if row.status is ProposalStatus.DECOMPOSED:
+        name = row.proposal.name
         raise ProposalDecomposed(
-            f"{row.proposal.name} is DECOMPOSED: its children are forged instead, and it is verified through its composition "
-            f"once they are trusted; `kavi tree {row.proposal.name}` shows where they stand, `kavi decompose {row.proposal.name}` "
-            "advances it")
+            f"{name} is DECOMPOSED: its children are forged instead, and it is verified through its composition once "
+            f"they are trusted; `kavi tree {name}` shows where they stand, `kavi decompose {name}` advances it")
 
 
 def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:

@@ -37,3 +37,28 @@ def test_model_posteriors_metadata_draws_curves_inline(kavi_home: KaviHome) -> N
     # Two materializations of the same posteriors: one PNG.
     plots = list((kavi_home.root / "plots").iterdir())
     assert [f"plots/{p.name} in the skills home" for p in plots] == [meta["plot"].value]
+
+
+def test_the_learner_shows_coach_reviews_apart_from_builder_posteriors(kavi_home: KaviHome) -> None:
+    """Issue 12: the coach's record per model (approvals, requests for changes, answers it could not give) is its own
+    table on the learner's asset; the builder posteriors do not count it."""
+    from kavi_assets.ledger.coach_records import CoachReviewRow, record_review
+
+    records = ForgeRecords(Ledger(kavi_home.ledger_path))
+    for i, status in enumerate(["APPROVE", "REQUEST_CHANGES", "UNUSABLE"]):
+        record_review(records, CoachReviewRow(
+            review_id=f"r{i}", proposal_name="word_count", build_id=f"b{i}", builder_model="recorded-coder-b",
+            model="recorded-coder-a", task_type="READ_ONLY/simple", ceremony_level="standard", status=status,
+            verdict=None, findings=[], reason=None, request_sha256=None, answer_sha256=None))
+    resources = {"home": SkillsHomeResource(), "llm": LLMResource(), "gates": GateRunnerResource()}
+    with dg.DagsterInstance.ephemeral() as instance:
+        assert dg.materialize([model_posteriors], resources=resources, instance=instance).success
+        event = instance.get_latest_materialization_event(MODEL_POSTERIORS_KEY)
+    assert event is not None and event.asset_materialization is not None
+    meta = event.asset_materialization.metadata
+    assert meta["outcomes"].value == 0  # no builder outcome came from the reviews
+    table = meta["coach reviews"]
+    assert isinstance(table, dg.TableMetadataValue)
+    assert [r.data for r in table.records] == [{"coach model": "recorded-coder-a", "task type": "READ_ONLY/simple",
+                                                "approved": 1, "changes requested": 1, "no usable answer": 1}]
+    assert meta["coach_reviews"].value == 3
