@@ -93,7 +93,7 @@ def _daemon_running(inst: Any, within_s: float = 30.0) -> bool:
     """True when a daemon of this DAGSTER_HOME dequeues runs (its queued-run heartbeat is recent)."""
     try:
         beats = inst.get_daemon_heartbeats()
-    except Exception:  # noqa: BLE001 - no heartbeat table yet: no daemon
+    except Exception:  # no heartbeat table yet: no daemon
         return False
     beat = beats.get("QUEUED_RUN_COORDINATOR")
     return beat is not None and time.time() - float(beat.timestamp) < within_s

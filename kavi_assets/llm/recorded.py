@@ -99,7 +99,18 @@ class CassetteIndex:
         return best[1] if best else None
 
 
+CASSETTES_ENV = "KAVI_RECORDED_CASSETTES"
+
+
 def default_cassette_dir() -> Path:
+    """The packaged cassettes, or the folder KAVI_RECORDED_CASSETTES names (it reaches every run worker a daemon
+    starts, which a resource argument given in one process does not)."""
+    raw = (os.environ.get(CASSETTES_ENV) or "").strip()
+    if raw:
+        folder = Path(raw).expanduser()
+        if not folder.is_dir():
+            raise CassetteError(f"{CASSETTES_ENV}={raw!r} is not a folder of cassettes")
+        return folder.resolve()
     return Path(__file__).resolve().parent / "cassettes"
 
 

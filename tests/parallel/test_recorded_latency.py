@@ -62,3 +62,16 @@ def test_parallel_requests_overlap_with_uncapped_latency(tmp_path: Path, monkeyp
     assert len(took) == 8
     assert min(took) >= latency - 0.05  # not capped
     assert wall < 2 * latency, f"8 requests took {wall:.1f}s: served one after another"
+
+
+def test_cassette_folder_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kavi_assets.llm.recorded import CASSETTES_ENV, CassetteError, default_cassette_dir
+
+    packaged = default_cassette_dir()
+    monkeypatch.setenv(CASSETTES_ENV, str(tmp_path))
+    assert default_cassette_dir() == tmp_path.resolve()
+    monkeypatch.setenv(CASSETTES_ENV, str(tmp_path / "missing"))
+    with pytest.raises(CassetteError, match=CASSETTES_ENV):
+        default_cassette_dir()
+    monkeypatch.delenv(CASSETTES_ENV)
+    assert default_cassette_dir() == packaged
