@@ -85,8 +85,10 @@ def propose_all(s: Setup) -> None:
 _SEQUENTIAL = """
 import sys
 from kavi_assets.cli.dagster_env import run_job
+from kavi_assets.forge.batch import ROUTING_AS_OF_TAG, batch_stamp
+batch = {"kavi/trigger": "benchmark-sequential", ROUTING_AS_OF_TAG: batch_stamp()}  # as `kavi forge --all` routes
 for name in sys.argv[1:]:
-    run_job("forge", name, tags={"kavi/trigger": "benchmark-sequential"})
+    run_job("forge", name, tags=batch)
 """
 
 

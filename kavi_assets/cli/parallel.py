@@ -37,6 +37,7 @@ from kavi_assets.config import (
     concurrency_setting,
     env_base_url,
 )
+from kavi_assets.forge.batch import ROUTING_AS_OF_TAG, batch_stamp
 from kavi_assets.home import KaviHome
 
 ENDPOINT_TAG = "kavi/endpoint"
@@ -252,13 +253,14 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
         records.require_proposal(name)
         add_partition(name)
     sweep_before_launch(h)
-    endpoint = endpoint_tag()
+    # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
+    batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
     by_run: dict[str, str] = {}
     with queue_daemon(dagster_home):
         submitter = RunSubmitter()
         try:
             for it in items:
-                run_id = submitter.submit("forge", it.name, {ENDPOINT_TAG: endpoint, **it.tags})
+                run_id = submitter.submit("forge", it.name, {**batch, **it.tags})
                 by_run[run_id] = it.name
         finally:
             submitter.close()

@@ -110,15 +110,18 @@ def _prior_failures(ctx: ForgeContext, name: str) -> list[dict[str, Any]]:
     return out
 
 
-def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:
-    """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model."""
+def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None,
+                   routing_as_of: datetime | None = None) -> PacketOutcome:
+    """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model (routed on
+    the outcomes recorded up to `routing_as_of` when the attempt belongs to a batch: kavi_assets/forge/batch.py)."""
     prestart_gates()  # the gates' warm runner boots in the background while the packet and the build happen
     client = ctx.llm_factory()
     with ctx.records.session():  # one connection and one transaction for the whole step
-        return _prepare_packet(ctx, name, run_id, client)
+        return _prepare_packet(ctx, name, run_id, client, routing_as_of)
 
 
-def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LLMClient) -> PacketOutcome:
+def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LLMClient,
+                    routing_as_of: datetime | None = None) -> PacketOutcome:
     row = ctx.records.require_proposal(name)
     proposal = row.proposal
     builds = ctx.records.builds(name)
@@ -129,7 +132,7 @@ def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LL
     # The Beta posteriors of this task type, from outcome counts the ledger sums (not every outcome row):
     # Beta(α0 + successes, β0 + failures), exactly what compute_posteriors + choose_model would use.
     a0, b0 = prior_params(ctx.settings.prior_weight)
-    counts = ctx.records.outcome_counts(ttype)
+    counts = ctx.records.outcome_counts(ttype, as_of=routing_as_of)
     decision = choose_from_params(
         {model: (a0 + s, b0 + f) for model, (s, f, _) in counts.items()},
         task_type=ttype,
@@ -171,6 +174,8 @@ def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LL
         "messages": messages,
         "created_at": _now(),
     }
+    if routing_as_of is not None:  # replaying the choice needs the outcomes up to this moment
+        packet["routing_as_of"] = routing_as_of.isoformat()
     ref = ctx.store.put(_canonical(packet), "build_packet")
     spec_ref = ctx.store.put(proposal.canonical_json().encode(), "proposal_spec")
     ctx.records.record_artifact(spec_ref)

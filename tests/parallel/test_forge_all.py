@@ -80,11 +80,12 @@ def test_forge_usage_errors(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.daemon
 def test_four_concurrent_runs_match_a_sequential_forge(tmp_path: Path) -> None:
+    # The sequential reference is the same batch one run at a time: a batch routes on the outcomes recorded before
+    # it (kavi_assets/forge/batch.py), where `kavi forge NAME` after `kavi forge OTHER` routes on OTHER's outcome too.
     seq, par = _env(tmp_path / "seq"), _env(tmp_path / "par")
     _propose(seq)
-    for n in NAMES:
-        proc = _kavi(["forge", n], seq)
-        assert proc.returncode in (0, 1), proc.stderr
+    proc = _kavi(["forge", "--all", "--concurrency", "1", "--json"], seq)
+    assert proc.returncode == 0, proc.stderr[-3000:]
     _propose(par)
     proc = _kavi(["forge", "--all", "--concurrency", "4", "--json"], par)
     assert proc.returncode == 0, proc.stderr[-3000:]
