@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,9 +230,9 @@ class QueuedForge:
 
 
 def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSettings,
-                 on_done: Any = None) -> list[dict[str, Any]]:
+                 on_done: Any = None, start_daemon: bool = True) -> list[dict[str, Any]]:
     """Forge every item through the Dagster queue, at most `settings.max_runs` at once; the outcomes in the items'
-    order, each as `kavi forge --json` gives it."""
+    order, each as `kavi forge --json` gives it. Without `start_daemon` the caller runs queue_daemon around it."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, sweep_before_launch
     from kavi_assets.cli.main import _records, forge_outcome
     from kavi_assets.config import validate_config
@@ -256,7 +256,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
     batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
     by_run: dict[str, str] = {}
-    with queue_daemon(dagster_home):
+    with queue_daemon(dagster_home) if start_daemon else nullcontext():
         submitter = RunSubmitter()
         try:
             for it in items:

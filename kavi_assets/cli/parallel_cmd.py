@@ -57,3 +57,41 @@ def _print(outs: list[dict[str, Any]], wall: float, out: Any, err: Any) -> int:
     out.print(f"{len(outs)} forged in {wall:.1f}s ({len(outs) / max(wall, 1e-9) * 60:.1f}/min); "
               f"{len(outs) - bad} verified", highlight=False)
     return EXIT_VERDICT if bad else EXIT_OK
+
+
+def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_rounds: int, home_res: Any,
+                 gates_res: Any, console: Any) -> int:
+    """`kavi demo --concurrency N`: first attempts as one batch through the queue, then each round of the retry
+    sensor's requests as one batch; lines printed as the sequential demo prints them. Returns crashed steps."""
+    from kavi_assets.cli.dagster_env import configure_queue, ensure_dagster_home
+    from kavi_assets.cli.demo_cmd import _retry_requests
+    from kavi_assets.cli.parallel import QueuedForge, forge_queued, queue_daemon, queue_settings
+    from kavi_assets.lifecycle import ProposalStatus
+
+    settings = queue_settings(concurrency)
+    crashed = 0
+    dagster_home = ensure_dagster_home(h)
+    configure_queue(dagster_home, settings.max_runs, settings.endpoint_limit)  # read once, as the daemon starts
+    with queue_daemon(dagster_home):
+        first = [QueuedForge(n, {"kavi/trigger": "demo"}) for n in names
+                 if ctx.records.require_proposal(n).status is ProposalStatus.PROPOSED]
+        for o in forge_queued(h, first, settings, start_daemon=False) if first else []:
+            crashed += _line(o, "", console)
+        cursor: str | None = None
+        for _ in range(max_rounds):
+            requests, cursor = _retry_requests(home_res, gates_res, cursor)
+            if not requests:
+                break
+            items = [QueuedForge(str(r.partition_key), {**r.tags, "dagster/run_key": r.run_key or ""})
+                     for r in requests]
+            for o, r in zip(forge_queued(h, items, settings, start_daemon=False), requests, strict=True):
+                crashed += _line(o, f"   [dim]requested by the retry sensor ({r.run_key})[/]", console)
+    return crashed
+
+
+def _line(o: dict[str, Any], suffix: str, console: Any) -> int:
+    for e in o["errors"]:
+        console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
+    console.print(f"  {o['name']:22} attempt {o['attempt']}  {o['model'] or '':18} → {verdict_text(o)}{suffix}",
+                  highlight=False)
+    return len(o["errors"])
