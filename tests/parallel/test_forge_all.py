@@ -57,10 +57,16 @@ def test_queue_settings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_dagster_yaml_gets_the_limits_unless_a_person_wrote_it(tmp_path: Path) -> None:
-    assert render_dagster_yaml(2, None) == DAGSTER_YAML
+    (tmp_path / "dagster.yaml").write_text(DAGSTER_YAML)  # what `kavi` writes first: taken as kavi's own
     assert configure_queue(tmp_path, 8, 3)
     text = (tmp_path / "dagster.yaml").read_text()
     assert "max_concurrent_runs: 8\n" in text and "key: kavi/endpoint" in text and "limit: 3\n" in text
+    import yaml
+
+    coordinator = yaml.safe_load(text)["run_coordinator"]["config"]
+    assert coordinator["max_concurrent_runs"] == 8 and coordinator["dequeue_interval_seconds"] == 1
+    assert coordinator["tag_concurrency_limits"] == [
+        {"key": "kavi/endpoint", "value": {"applyLimitPerUniqueValue": True}, "limit": 3}]
     assert configure_queue(tmp_path, 4, None)  # kavi's own file: rewritten
     assert (tmp_path / "dagster.yaml").read_text() == render_dagster_yaml(4, None)
     (tmp_path / "dagster.yaml").write_text(render_dagster_yaml(4, None) + "# mine\n")
