@@ -46,6 +46,7 @@ LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_
 QUEUE_MODULE = "kavi_assets.queue_definitions"
 DAEMON_START_S = 120.0
 RUN_WAIT_S = 6 * 3600.0
+STALL_S = 120.0  # with someone else's daemon: how long the batch may sit in the queue untouched
 _POLL_S = 0.25
 _FINISHED = ("SUCCESS", "FAILURE", "CANCELED")
 
@@ -130,6 +131,8 @@ def queue_daemon(dagster_home: Path) -> Iterator[int | None]:
     finally:
         _stop(proc)
         log.close()
+        # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
+        instance().wipe_daemon_heartbeats()
 
 
 def _stop(proc: "subprocess.Popen[bytes]") -> None:
@@ -192,17 +195,25 @@ class RunSubmitter:
         return str(run.run_id)
 
 
-def wait_for_runs(inst: Any, run_ids: Sequence[str], timeout_s: float = RUN_WAIT_S,
-                  on_done: Any = None) -> dict[str, RunOutcome]:
-    """Poll the run storage until every run finished; `on_done(run_id, outcome)` as each one does."""
+class QueueStalled(ConfigError):
+    """No daemon took the queued runs (the daemon that seemed to run for this DAGSTER_HOME is gone)."""
+
+
+def wait_for_runs(inst: Any, run_ids: Sequence[str], timeout_s: float = RUN_WAIT_S, on_done: Any = None,
+                  stall_s: float | None = None) -> dict[str, RunOutcome]:
+    """Poll the run storage until every run finished; `on_done(run_id, outcome)` as each one does. With `stall_s`,
+    give up (QueueStalled) when none of the runs has left the queue by then."""
     import dagster as dg
 
     pending = set(run_ids)
     done: dict[str, RunOutcome] = {}
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
+    moved = False
     while pending:
         for record in inst.get_run_records(filters=dg.RunsFilter(run_ids=list(pending))):
             run = record.dagster_run
+            moved = moved or run.status.value != "QUEUED"
             if run.status.value not in _FINISHED:
                 continue
             failures = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
@@ -217,6 +228,10 @@ def wait_for_runs(inst: Any, run_ids: Sequence[str], timeout_s: float = RUN_WAIT
             if on_done is not None:
                 on_done(run.run_id, done[run.run_id])
         if pending:
+            if stall_s is not None and not moved and time.monotonic() - started > stall_s:
+                raise QueueStalled(f"no daemon took the {len(pending)} queued run(s) within {stall_s:.0f}s: is the "
+                                   f"dagster-daemon of DAGSTER_HOME={os.environ.get('DAGSTER_HOME', '')} running? "
+                                   "(the runs were cancelled)")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{len(pending)} queued run(s) did not finish within {timeout_s:.0f}s")
             time.sleep(_POLL_S)
@@ -256,17 +271,31 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
     batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
     by_run: dict[str, str] = {}
-    with queue_daemon(dagster_home) if start_daemon else nullcontext():
-        submitter = RunSubmitter()
+    with queue_daemon(dagster_home) if start_daemon else nullcontext(0) as pid:
         try:
-            for it in items:
-                run_id = submitter.submit("forge", it.name, {**batch, **it.tags})
-                by_run[run_id] = it.name
-        finally:
-            submitter.close()
-        finished = wait_for_runs(instance(), list(by_run), on_done=on_done)
+            submitter = RunSubmitter()
+            try:
+                for it in items:
+                    run_id = submitter.submit("forge", it.name, {**batch, **it.tags})
+                    by_run[run_id] = it.name
+            finally:
+                submitter.close()
+            finished = wait_for_runs(instance(), list(by_run), on_done=on_done,
+                                     stall_s=STALL_S if pid is None else None)
+        except BaseException:
+            _cancel_queued(list(by_run))  # interrupted: what has not started does not start later, unasked
+            raise
     outs = {by_run[rid]: forge_outcome(h, records, by_run[rid], run) for rid, run in finished.items()}
     return [outs[n] for n in names]
+
+
+def _cancel_queued(run_ids: Sequence[str]) -> None:
+    import dagster as dg
+
+    inst = instance()
+    for record in inst.get_run_records(filters=dg.RunsFilter(run_ids=list(run_ids))):
+        if record.dagster_run.status.value == "QUEUED":
+            inst.run_coordinator.cancel_run(record.dagster_run.run_id)
 
 
 def forgeable(h: KaviHome) -> list[str]:

@@ -126,3 +126,25 @@ def test_four_concurrent_runs_match_a_sequential_forge(tmp_path: Path) -> None:
     assert 2 <= peak <= 4, spans
     verify = _kavi(["verify"], par)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_batch_nobody_dequeues_is_reported_and_cancelled(kavi_home: object, tmp_path: Path) -> None:
+    """With no daemon taking the runs, the command says so (one line, exit 2) instead of waiting for hours, and the
+    runs it queued are cancelled rather than left for some later daemon to start."""
+    import dagster as dg
+
+    from kavi_assets.cli.dagster_env import add_partition, instance
+    from kavi_assets.cli.parallel import QueueStalled, RunSubmitter, _cancel_queued, wait_for_runs
+
+    add_partition("word_count")
+    submitter = RunSubmitter()
+    try:
+        run_id = submitter.submit("forge", "word_count", {"kavi/trigger": "test"})
+    finally:
+        submitter.close()
+    inst = instance()
+    assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.QUEUED
+    with pytest.raises(QueueStalled, match="no daemon took the 1 queued run"):
+        wait_for_runs(inst, [run_id], stall_s=0.5)
+    _cancel_queued([run_id])
+    assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.CANCELED
