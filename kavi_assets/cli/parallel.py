@@ -27,7 +27,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
 from kavi_assets.config import (
@@ -35,13 +34,10 @@ from kavi_assets.config import (
     MAX_CONCURRENT_RUNS_ENV,
     ConfigError,
     concurrency_setting,
-    env_base_url,
 )
-from kavi_assets.forge.batch import ROUTING_AS_OF_TAG, batch_stamp
+from kavi_assets.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
 from kavi_assets.home import KaviHome
 
-ENDPOINT_TAG = "kavi/endpoint"
-RECORDED_ENDPOINT = "recorded-model"
 LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
 QUEUE_MODULE = "kavi_assets.queue_definitions"
 DAEMON_START_S = 120.0
@@ -69,19 +65,6 @@ def queue_settings(concurrency: int | None, environ: Any = None) -> QueueSetting
     if str(env.get(ENDPOINT_CONCURRENCY_ENV) or "").strip():
         limit = concurrency_setting(env, ENDPOINT_CONCURRENCY_ENV, max_runs)
     return QueueSettings(max_runs, limit)
-
-
-def endpoint_tag(environ: Any = None) -> str:
-    """The model endpoint a run calls, as a tag value: `host:port` of KAVI_LLM_BASE_URL (never its path, query or
-    credentials), or `recorded-model`."""
-    env = os.environ if environ is None else environ
-    base = env_base_url(env)
-    if not base:
-        return RECORDED_ENDPOINT
-    parts = urlsplit(base)
-    host = (parts.hostname or "unknown").lower()
-    value = f"{host}:{parts.port}" if parts.port else host
-    return "".join(c if c.isalnum() or c in ".-_:" else "_" for c in value)[:63]
 
 
 def _reset_signals() -> None:

@@ -8,10 +8,18 @@ tag `kavi/routing_as_of`), and their packets count only the outcomes recorded up
 batches before it, not from itself, and its outcome does not depend on the order its runs finish in.
 """
 
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from kavi_assets.config import env_base_url
 
 ROUTING_AS_OF_TAG = "kavi/routing_as_of"
+# The model endpoint a run calls: the queue limits how many runs per endpoint run at once.
+ENDPOINT_TAG = "kavi/endpoint"
+RECORDED_ENDPOINT = "recorded-model"
 _MAX_LEN = 64
 _FUTURE_SLACK = timedelta(hours=1)
 
@@ -38,3 +46,20 @@ def routing_as_of(tags: Mapping[str, str]) -> datetime | None:
         raise ValueError(f"run tag {ROUTING_AS_OF_TAG}={raw[:_MAX_LEN]!r} must be an ISO time with a zone, not in "
                          f"the future ({err})") from None
     return when
+
+
+def endpoint_tag(environ: Any = None) -> str:
+    """The model endpoint a run calls, as a tag value: `host:port` of KAVI_LLM_BASE_URL (never its path, query or
+    credentials), or `recorded-model`."""
+    env = os.environ if environ is None else environ
+    base = env_base_url(env)
+    if not base:
+        return RECORDED_ENDPOINT
+    parts = urlsplit(base)
+    host = (parts.hostname or "unknown").lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port out of range: the host alone still names the provider
+        port = None
+    value = f"{host}:{port}" if port else host
+    return "".join(c if c.isalnum() or c in ".-_:" else "_" for c in value)[:63]
