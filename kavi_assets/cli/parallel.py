@@ -103,6 +103,9 @@ def queue_daemon(dagster_home: Path) -> Iterator[int | None]:
         yield None
         return
     exe = Path(sys.executable).with_name("dagster-daemon")
+    if not exe.is_file():
+        raise QueueStalled(f"dagster-daemon is not installed beside {Path(sys.executable).name} (pip install -e .): "
+                           "nothing would take the queued runs")
     logs = dagster_home / "logs"
     logs.mkdir(exist_ok=True)
     log = (logs / "kavi-queue-daemon.log").open("ab")
