@@ -145,6 +145,32 @@ def _ledger_url(environ: Mapping[str, str]) -> None:
     except LakeConfigError as err:
         raise ConfigError(str(err)) from None
 
+# Issue 13: a fixed replayed latency per recorded answer (not capped like KAVI_RECORDED_SPEED's scaled one), and
+# how many forge runs execute at once on this machine (the Dagster queue's limits; see kavi_assets/cli/parallel.py).
+RECORDED_LATENCY_ENV = "KAVI_RECORDED_LATENCY_S"
+MAX_RECORDED_LATENCY_S = 600.0
+MAX_CONCURRENT_RUNS_ENV = "KAVI_MAX_CONCURRENT_RUNS"
+ENDPOINT_CONCURRENCY_ENV = "KAVI_ENDPOINT_CONCURRENCY"
+MAX_CONCURRENCY = 64
+
+
+def recorded_latency_s(environ: Mapping[str, str]) -> float | None:
+    """KAVI_RECORDED_LATENCY_S: seconds every recorded answer takes (0 to 600), or None to replay the cassettes'."""
+    if _get(environ, RECORDED_LATENCY_ENV) is None:
+        return None
+    value = env_float(environ, RECORDED_LATENCY_ENV, 0.0, allow_minimum=True, example="5")
+    if value > MAX_RECORDED_LATENCY_S:
+        raise ConfigError(f"{RECORDED_LATENCY_ENV}={value:g} must be at most {MAX_RECORDED_LATENCY_S:g} seconds "
+                          f"(e.g. {RECORDED_LATENCY_ENV}=5)")
+    return value
+
+
+def concurrency_setting(environ: Mapping[str, str], name: str, default: int) -> int:
+    """A run-concurrency setting: a whole number from 1 to 64 (a bound on the processes one machine starts)."""
+    value = env_int(environ, name, default, minimum=1, example="4")
+    if value > MAX_CONCURRENCY:
+        raise ConfigError(f"{name}={value} must be at most {MAX_CONCURRENCY} (e.g. {name}=4)")
+    return value
 
 _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     env_base_url,
@@ -166,6 +192,9 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     _prices,
     lambda e: env_float(e, "KAVI_SAVING_PER_USE_USD", 0.0, allow_minimum=True, example="0.002"),
     _ledger_url,
+    recorded_latency_s,
+    lambda e: concurrency_setting(e, MAX_CONCURRENT_RUNS_ENV, 2),
+    lambda e: concurrency_setting(e, ENDPOINT_CONCURRENCY_ENV, MAX_CONCURRENCY),
 )
 
 

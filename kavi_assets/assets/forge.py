@@ -10,6 +10,7 @@ import dagster as dg
 
 from kavi_assets.assets.partitions import proposals_partitions
 from kavi_assets.forge import pipeline
+from kavi_assets.forge.batch import routing_as_of
 from kavi_assets.forge.ceremony import plan_markdown
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.gates.types import ALL_GATES, GateResult
@@ -144,7 +145,11 @@ def build_packet(
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
     try:
-        out = pipeline.prepare_packet(ctx, context.partition_key, context.run.run_id)
+        as_of = routing_as_of(context.run.tags)  # a batch's runs route on what was known when it began
+    except ValueError as err:
+        raise dg.Failure(description=str(err)) from err
+    try:
+        out = pipeline.prepare_packet(ctx, context.partition_key, context.run.run_id, as_of)
     except NoModelAvailable as err:
         raise dg.Failure(description=str(err)) from err
     return dg.MaterializeResult(

@@ -5,17 +5,34 @@ import dagster as dg
 from kavi_assets.assets.forge import REGISTRY_ENTRY_KEY
 from kavi_assets.assets.learning import MODEL_POSTERIORS_KEY
 from kavi_assets.assets.registry import SKILL_REGISTRY_KEY
+from kavi_assets.forge.batch import ENDPOINT_TAG
 
 FORGE_JOB = "forge"
 PROMOTE_JOB = "promote"
 REGISTRY_JOB = "registry"
 LEARN_JOB = "learn"
 
+
+
+def _endpoint() -> str:
+    """The model endpoint the forge runs call (run tag `kavi/endpoint`), read when the code location loads: every
+    forge run carries it, those a sensor or the UI launches included, so the queue's per-endpoint limit (see
+    kavi_assets/cli/parallel.py) holds for them too."""
+    from kavi_assets.config import ConfigError
+    from kavi_assets.forge.batch import endpoint_tag
+
+    try:
+        return endpoint_tag()
+    except ConfigError:
+        return "unconfigured"  # the run itself reports the bad setting
+
+
 forge_job = dg.define_asset_job(
     FORGE_JOB,
     selection=dg.AssetSelection.groups("forge"),
     description="One attempt of one proposal: packet, build, verify (gates), research, promotion.",
     executor_def=dg.in_process_executor,
+    tags={ENDPOINT_TAG: _endpoint()},
 )
 promote_job = dg.define_asset_job(
     PROMOTE_JOB,

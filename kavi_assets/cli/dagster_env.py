@@ -56,6 +56,56 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     return path
 
 
+# Issue 13: `kavi forge --all` and `kavi demo --concurrency N` set the queue's limits (kavi_assets/cli/parallel.py).
+# A file kavi wrote (any of the texts above, or this one with other numbers) is rewritten with the new limits; a
+# file a person edited is left alone and its own limits hold.
+_ENDPOINT_LIMIT = """\
+    tag_concurrency_limits:
+      - key: kavi/endpoint
+        value:
+          applyLimitPerUniqueValue: true
+        limit: {endpoint}
+"""
+
+
+# The daemon looks at the queue every 5 s by default: a slot freed by a finished run would idle 2.5 s on average.
+# Every second, and launches from threads, so eight runs starting at once do not wait on one another.
+_DEQUEUE = """\
+    dequeue_interval_seconds: 1
+    dequeue_use_threads: true
+"""
+
+
+def render_dagster_yaml(max_runs: int, endpoint_limit: int | None) -> str:
+    """dagster.yaml with `max_concurrent_runs`, a dequeue every second and, when given, a limit of runs per model
+    endpoint (run tag `kavi/endpoint`)."""
+    line = f"max_concurrent_runs: {int(max_runs)}\n"
+    extra = _DEQUEUE + (_ENDPOINT_LIMIT.format(endpoint=int(endpoint_limit)) if endpoint_limit is not None else "")
+    return DAGSTER_YAML.replace("max_concurrent_runs: 2\n", line + extra, 1)
+
+
+def _written_by_kavi(text: str) -> bool:
+    import re
+
+    if text in (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, DAGSTER_YAML):
+        return True
+    runs = re.search(r"max_concurrent_runs: (\d+)\n", text)
+    limit = re.search(r"\n        limit: (\d+)\n", text)
+    return runs is not None and text == render_dagster_yaml(int(runs.group(1)), int(limit.group(1)) if limit else None)
+
+
+def configure_queue(dagster_home: Path, max_runs: int, endpoint_limit: int | None) -> bool:
+    """Write the queue's limits into DAGSTER_HOME/dagster.yaml (whole or not at all); False when a person's own
+    file is there (left alone: its limits hold)."""
+    cfg = dagster_home / "dagster.yaml"
+    if cfg.exists() and not _written_by_kavi(cfg.read_text(encoding="utf-8")):
+        return False
+    tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
+    tmp.write_text(render_dagster_yaml(max_runs, endpoint_limit), encoding="utf-8")
+    os.replace(tmp, cfg)
+    return True
+
+
 def instance() -> Any:
     """The instance of DAGSTER_HOME. Opening it creates and migrates its storage the first time, which two
     processes doing at once make fail (both create the schema): the opening is serialised by a file lock."""
@@ -95,8 +145,6 @@ def run_job(
     resources: Mapping[str, Any] | None = None,
 ) -> RunOutcome:
     """Execute one job of the code location in this process, recorded in DAGSTER_HOME (visible in the UI)."""
-    import dagster as dg
-
     from kavi_assets.definitions import defs
     from kavi_assets.forge.owner import ProcessOwner
 
@@ -112,9 +160,17 @@ def run_job(
         tags={**ProcessOwner.current().tags(), **dict(tags or {})},
         resources=dict(resources) if resources else None,
     )
+    failed, errors = step_failures(result.all_events)
+    return RunOutcome(result.run_id, result.success, failed, errors)
+
+
+def step_failures(events: Any) -> tuple[list[str], list[str]]:
+    """The failed steps of a run's events, and the root causes of those that are not a gate's blocking check."""
+    import dagster as dg
+
     failed: list[str] = []
     errors: list[str] = []
-    for ev in result.all_events:
+    for ev in events:
         if ev.event_type_value != dg.DagsterEventType.STEP_FAILURE.value:
             continue
         failed.append(ev.step_key or "?")
@@ -125,7 +181,7 @@ def run_job(
             from kavi_assets.cli.errors import root_cause
 
             errors.append(f"step {ev.step_key} failed: {root_cause(err, data.user_failure_data if data else None)}")
-    return RunOutcome(result.run_id, result.success, failed, errors)
+    return failed, errors
 
 
 def sweep_before_launch(home: KaviHome) -> Any:

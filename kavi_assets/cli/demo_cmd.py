@@ -43,6 +43,8 @@ def demo(
     examples: Annotated[Path | None, typer.Option("--examples", help="a folder of proposal files")] = None,
     approve_as: Annotated[str, typer.Option("--approve-as", help="who the demo records as approver")] = DEMO_APPROVER,
     max_rounds: Annotated[int, typer.Option(help="retry rounds before the demo stops")] = 6,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="forge runs at once through the Dagster queue "
+                                             "(1: one after another in this process)")] = 1,
 ) -> None:
     """Set up a home, start the recorded model, propose the examples, forge them (retrying through the retry
     sensor), approve what verified, and print a summary and how to open the UI."""
@@ -86,7 +88,11 @@ def demo(
     home_res = SkillsHomeResource(root=str(h.root))
     gates_res = GateRunnerResource(retry_backoff_s=0.0)
     crashed = 0
-    for name in names:
+    if concurrency > 1:  # the same forging, N runs at once (kavi_assets/cli/parallel_cmd.py)
+        from kavi_assets.cli.parallel_cmd import demo_forging
+
+        crashed = demo_forging(h, ctx, names, concurrency, max_rounds, home_res, gates_res, console)
+    for name in names if concurrency <= 1 else []:
         row = ctx.records.require_proposal(name)
         if row.status in (ProposalStatus.PROPOSED,):
             out = forge_once(h, name, tags={"kavi/trigger": "demo"})
@@ -96,7 +102,7 @@ def demo(
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}",
                           highlight=False)
     cursor: str | None = None
-    for _ in range(max_rounds):
+    for _ in range(max_rounds if concurrency <= 1 else 0):
         requests, cursor = _retry_requests(home_res, gates_res, cursor)
         if not requests:
             break

@@ -142,7 +142,6 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
-    from kavi_assets.cli.outcome import research_details
     from kavi_assets.config import validate_config
     from kavi_assets.forge.locks import attempt_lock
 
@@ -159,6 +158,13 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(
             f"waiting: {busy}", highlight=False, markup=False)):
         run = run_job("forge", name, tags=tags, resources=resources)
+    return forge_outcome(h, records, name, run)
+
+
+def forge_outcome(h: KaviHome, records: Any, name: str, run: Any) -> dict[str, Any]:
+    """What one forge run came to, read from the ledger (the run's own attempt), as `kavi forge --json` prints it."""
+    from kavi_assets.cli.outcome import research_details
+
     row = records.require_proposal(name)
     build = _build_of_run(records, name, run.run_id)
     if row.status.value == "TRUSTED":
@@ -205,15 +211,23 @@ def _infrastructure_cause(records: Any, name: str, build: Any) -> str | None:
 @app.command()
 @cli_errors
 def forge(
-    name: Annotated[str, typer.Argument(help="the proposal (partition) to forge")],
+    name: Annotated[str | None, typer.Argument(help="the proposal (partition) to forge")] = None,
     home: HomeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="forge every PROPOSED or FAILED proposal through the Dagster "
+                                                     "queue, several at once")] = False,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", help="with --all: runs at once (default "
+                                                    "$KAVI_MAX_CONCURRENT_RUNS, else 2)")] = None,
 ) -> None:
     """Run the next attempt of NAME through Dagster (packet, build, gates, research, promotion). Prints the verdict,
     the gates that failed with their first message, where the research note is and what to do next."""
     from kavi_assets.cli.outcome import print_forge_outcome
 
     h = _home(home)
+    if all_ or name is None:
+        from kavi_assets.cli.parallel_cmd import forge_all
+
+        raise typer.Exit(forge_all(h, name, as_json=as_json, concurrency=concurrency, all_=all_))
     out = forge_once(h, name, tags={"kavi/trigger": "cli"})
     if as_json:
         _print_json(out)

@@ -128,15 +128,18 @@ def refuse_if_decomposed(row: ProposalRow) -> None:
             f"they are trusted; `kavi tree {name}` shows where they stand, `kavi decompose {name}` advances it")
 
 
-def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None) -> PacketOutcome:
-    """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model."""
+def prepare_packet(ctx: ForgeContext, name: str, run_id: str | None,
+                   routing_as_of: datetime | None = None) -> PacketOutcome:
+    """Freeze the BUILD_PACKET for the next attempt: spec view, prior failures, hints, the routed model (routed on
+    the outcomes recorded up to `routing_as_of` when the attempt belongs to a batch: kavi_assets/forge/batch.py)."""
     prestart_gates()  # the gates' warm runner boots in the background while the packet and the build happen
     client = ctx.llm_factory()
     with ctx.records.session():  # one connection and one transaction for the whole step
-        return _prepare_packet(ctx, name, run_id, client)
+        return _prepare_packet(ctx, name, run_id, client, routing_as_of)
 
 
-def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LLMClient) -> PacketOutcome:
+def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LLMClient,
+                    routing_as_of: datetime | None = None) -> PacketOutcome:
     row = ctx.records.require_proposal(name)
     refuse_if_decomposed(row)  # the retry sensor or a materialize of the partition must not start a parent attempt
     proposal = row.proposal
@@ -148,7 +151,7 @@ def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LL
     # The Beta posteriors of this task type, from outcome counts the ledger sums (not every outcome row):
     # Beta(α0 + successes, β0 + failures), exactly what compute_posteriors + choose_model would use.
     a0, b0 = prior_params(ctx.settings.prior_weight)
-    counts = ctx.records.outcome_counts(ttype)
+    counts = ctx.records.outcome_counts(ttype, as_of=routing_as_of)
     decision = choose_from_params(
         {model: (a0 + s, b0 + f) for model, (s, f, _) in counts.items()},
         task_type=ttype,
@@ -191,6 +194,8 @@ def _prepare_packet(ctx: ForgeContext, name: str, run_id: str | None, client: LL
         "messages": messages,
         "created_at": _now(),
     }
+    if routing_as_of is not None:  # replaying the choice needs the outcomes up to this moment
+        packet["routing_as_of"] = routing_as_of.isoformat()
     ref = ctx.store.put(_canonical(packet), "build_packet")
     spec_ref = ctx.store.put(proposal.canonical_json().encode(), "proposal_spec")
     ctx.records.record_artifact(spec_ref)

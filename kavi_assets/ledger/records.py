@@ -960,17 +960,19 @@ class ForgeRecords:
         return [(str(r[0]), str(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]), float(r[6]), int(r[7]))
                 for r in rows]
 
-    def outcome_counts(self, task_type: str) -> dict[str, tuple[int, int, float | None]]:
+    def outcome_counts(self, task_type: str, as_of: datetime | None = None) -> dict[str, tuple[int, int, float | None]]:
         """Per model, for one task type: (successes, failures, mean cost of the outcomes that have one).
 
         What routing needs before an attempt, summed by the database: the attempt reads a few rows, not every
-        outcome ever recorded.
+        outcome ever recorded. With `as_of`, only the outcomes recorded up to then (a batch's runs, see
+        kavi_assets/forge/batch.py).
         """
         with self.ledger.connect() as con:
             rows = con.execute(
                 "SELECT model, count(*) FILTER (WHERE success), count(*) FILTER (WHERE NOT success), "
-                "sum(cost_usd), count(cost_usd) FROM model_outcomes WHERE task_type = ? GROUP BY model ORDER BY model",
-                [task_type],
+                "sum(cost_usd), count(cost_usd) FROM model_outcomes WHERE task_type = ? "
+                + ("AND created_at <= ? " if as_of is not None else "") + "GROUP BY model ORDER BY model",
+                [task_type, *([as_of] if as_of is not None else [])],
             ).fetchall()
         return {str(r[0]): (int(r[1]), int(r[2]), float(r[3]) / int(r[4]) if r[4] else None) for r in rows}
 

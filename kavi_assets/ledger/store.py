@@ -1,6 +1,8 @@
 """Short-lived ledger connections: one per unit of work, retried on DuckDB's one-writer lock, always closed."""
 
+import atexit
 import importlib.util
+import json
 import os
 import random
 import sys
@@ -10,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -73,6 +75,31 @@ def _is_lock_conflict(err: BaseException) -> bool:
     return "lock" in text.lower() and ("Conflicting" in text or "Could not set lock" in text)
 
 
+# Issue 13: how long this process waited for the ledger's file lock (connections opened, retries, seconds waited
+# per opening). With KAVI_LEDGER_STATS_DIR naming a folder, each process writes its figures there as it exits
+# (<pid>.json): the parallel benchmark reads them from every run worker.
+STATS_ENV = "KAVI_LEDGER_STATS_DIR"
+_MAX_WAITS = 100_000
+lock_stats: dict[str, Any] = {"opens": 0, "retries": 0, "waits_s": []}
+
+
+def _note_open(retries: int, waited_s: float) -> None:
+    lock_stats["opens"] += 1
+    lock_stats["retries"] += retries
+    if len(lock_stats["waits_s"]) < _MAX_WAITS:
+        lock_stats["waits_s"].append(round(waited_s, 6))
+
+
+def _dump_stats() -> None:
+    folder = Path(os.environ.get(STATS_ENV, ""))
+    if lock_stats["opens"] and folder.is_dir():
+        (folder / f"{os.getpid()}.json").write_text(json.dumps(lock_stats), encoding="utf-8")
+
+
+if os.environ.get(STATS_ENV):
+    atexit.register(_dump_stats)
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -119,13 +146,16 @@ class Ledger:
     def _open(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         if self.lake is not None:
             return lake_cursor(self.lake, self.path.parent / ".cache" / "duckdb-extensions")
-        deadline = time.monotonic() + self.lock_timeout_s
+        started = time.monotonic()
+        deadline = started + self.lock_timeout_s
         delay = 0.005
         attempts = 0
         while True:
             attempts += 1
             try:
-                return duckdb.connect(str(self.path), read_only=read_only)
+                con = duckdb.connect(str(self.path), read_only=read_only)
+                _note_open(attempts - 1, time.monotonic() - started)
+                return con
             except duckdb.Error as err:
                 if _is_corrupt(err):
                     raise LedgerCorruptError(self.path, str(err)) from None

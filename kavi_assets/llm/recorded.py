@@ -5,6 +5,7 @@ its banner, in `/v1/models` (`owned_by`), and in every completion's `system_fing
 """
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -21,6 +22,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from kavi_assets.config import recorded_latency_s
 
 LABEL = "kavi-recorded-model (replay, not a live model)"
 FINGERPRINT = "kavi-recorded-replay"
@@ -96,7 +99,18 @@ class CassetteIndex:
         return best[1] if best else None
 
 
+CASSETTES_ENV = "KAVI_RECORDED_CASSETTES"
+
+
 def default_cassette_dir() -> Path:
+    """The packaged cassettes, or the folder KAVI_RECORDED_CASSETTES names (it reaches every run worker a daemon
+    starts, which a resource argument given in one process does not)."""
+    raw = (os.environ.get(CASSETTES_ENV) or "").strip()
+    if raw:
+        folder = Path(raw).expanduser()
+        if not folder.is_dir():
+            raise CassetteError(f"{CASSETTES_ENV}={raw!r} is not a folder of cassettes")
+        return folder.resolve()
     return Path(__file__).resolve().parent / "cassettes"
 
 
@@ -122,6 +136,9 @@ def _error(status: int, message: str, type_: str, code: str | None = None) -> JS
 def build_app(cassette_dir: Path) -> Starlette:
     index = load_cassettes(cassette_dir)
     speed = float(os.environ.get("KAVI_RECORDED_SPEED", "1"))
+    # A fixed latency per answer (KAVI_RECORDED_LATENCY_S) stands for a real model's seconds per answer and is not
+    # capped; otherwise the cassette's recorded latency, scaled by KAVI_RECORDED_SPEED, at most MAX_LATENCY_S.
+    fixed = recorded_latency_s(os.environ)
 
     async def completions(request: Request) -> JSONResponse:
         try:
@@ -142,8 +159,13 @@ def build_app(cassette_dir: Path) -> Starlette:
         if it is None:
             return _error(503, f"the recorded model has no completion for skill {skill or '?'} attempt {attempt} "
                           f"(kind {kind}, model {model})", "server_error", "no_recording")
-        if it.latency_ms and speed > 0:
-            time.sleep(min(MAX_LATENCY_S, it.latency_ms / 1000.0 * speed))
+        # Waiting yields the event loop (asyncio.sleep, not time.sleep): concurrent requests wait side by side,
+        # as they would on a real endpoint, instead of one after another.
+        if fixed is not None:
+            if fixed > 0:
+                await asyncio.sleep(fixed)
+        elif it.latency_ms and speed > 0:
+            await asyncio.sleep(min(MAX_LATENCY_S, it.latency_ms / 1000.0 * speed))
         if it.error is not None:
             return _error(it.error.status, it.error.message, it.error.type, it.error.code)
         content = it.content()

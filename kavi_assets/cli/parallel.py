@@ -1,0 +1,292 @@
+"""Many forge runs at once on one machine, through Dagster's own queue (issue 13).
+
+`kavi forge --all` and `kavi demo --concurrency N` create their runs in DAGSTER_HOME and submit them to the
+QueuedRunCoordinator, which holds them QUEUED. Something must dequeue them: a `dagster-daemon` this command starts
+for its own duration (its process group is stopped by pid when the command ends), unless a daemon already beats
+for this DAGSTER_HOME. The daemon's queued-run coordinator launches each run when a slot is free — at most
+`max_concurrent_runs` at once and at most the endpoint limit per `kavi/endpoint` tag, so a provider's rate limit
+holds — through the default run launcher: a code server that starts one run worker process per run.
+
+Why the daemon and not threads in this process: the queue, its limits, run monitoring and the UI's view of queued
+runs are Dagster's and already configured in dagster.yaml; a run in its own process also keeps one run's crash or
+memory from another's. The price is a process per run (import dagster + load the definitions, about 1.6 CPU-s here)
+and the daemon's start (a few seconds): `kavi forge NAME` stays in process, as before.
+
+The daemon loads kavi_assets.queue_definitions (the forge without sensors), so it executes the runs the command
+queued and nothing else. Each run takes its proposal's attempt lock itself (resources/attempt_lock.py); the ledger's
+transactions are serialized across processes by DuckDB's file lock (kavi_assets/ledger/store.py).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
+from kavi_assets.config import (
+    ENDPOINT_CONCURRENCY_ENV,
+    MAX_CONCURRENT_RUNS_ENV,
+    ConfigError,
+    concurrency_setting,
+)
+from kavi_assets.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
+from kavi_assets.home import KaviHome
+
+LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
+QUEUE_MODULE = "kavi_assets.queue_definitions"
+DAEMON_START_S = 120.0
+RUN_WAIT_S = 6 * 3600.0
+STALL_S = 120.0  # with someone else's daemon: how long the batch may sit in the queue untouched
+_POLL_S = 0.25
+_FINISHED = ("SUCCESS", "FAILURE", "CANCELED")
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    max_runs: int
+    endpoint_limit: int | None
+
+
+def queue_settings(concurrency: int | None, environ: Any = None) -> QueueSettings:
+    """`--concurrency N` or KAVI_MAX_CONCURRENT_RUNS (default 2, at most 64); KAVI_ENDPOINT_CONCURRENCY bounds the
+    runs per model endpoint (unset: no limit beyond max_concurrent_runs)."""
+    env = os.environ if environ is None else environ
+    if concurrency is not None:
+        max_runs = concurrency_setting({MAX_CONCURRENT_RUNS_ENV: str(concurrency)}, MAX_CONCURRENT_RUNS_ENV, 2)
+    else:
+        max_runs = concurrency_setting(env, MAX_CONCURRENT_RUNS_ENV, 2)
+    limit = None
+    if str(env.get(ENDPOINT_CONCURRENCY_ENV) or "").strip():
+        limit = concurrency_setting(env, ENDPOINT_CONCURRENCY_ENV, max_runs)
+    return QueueSettings(max_runs, limit)
+
+
+def _reset_signals() -> None:
+    # A daemon started from a shell job inherits SIGINT/SIGTERM as ignored (see DAGSTER-NOTES): restore them, so
+    # the SIGTERM this module sends stops it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _daemon_running(inst: Any, within_s: float = 30.0) -> bool:
+    """True when a daemon of this DAGSTER_HOME dequeues runs (its queued-run heartbeat is recent)."""
+    try:
+        beats = inst.get_daemon_heartbeats()
+    except Exception:  # no heartbeat table yet: no daemon
+        return False
+    beat = beats.get("QUEUED_RUN_COORDINATOR")
+    return beat is not None and time.time() - float(beat.timestamp) < within_s
+
+
+def _workspace_file(dagster_home: Path) -> Path:
+    path = dagster_home / "kavi-queue-workspace.yaml"
+    text = ("# Written by kavi: the forge's code location without sensors, for the daemon kavi starts.\n"
+            f"load_from:\n  - python_module:\n      module_name: {QUEUE_MODULE}\n"
+            f"      location_name: {LOCATION_NAME}\n")
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return path
+
+
+@contextmanager
+def queue_daemon(dagster_home: Path) -> Iterator[int | None]:
+    """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home."""
+    if _daemon_running(instance()):
+        yield None
+        return
+    exe = Path(sys.executable).with_name("dagster-daemon")
+    if not exe.is_file():
+        raise QueueStalled(f"dagster-daemon is not installed beside {Path(sys.executable).name} (pip install -e .): "
+                           "nothing would take the queued runs")
+    logs = dagster_home / "logs"
+    logs.mkdir(exist_ok=True)
+    log = (logs / "kavi-queue-daemon.log").open("ab")
+    proc = subprocess.Popen([str(exe), "run", "-w", str(_workspace_file(dagster_home)), "--log-level", "warning"],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
+                            start_new_session=True, preexec_fn=_reset_signals)
+    try:
+        yield proc.pid
+    finally:
+        _stop(proc)
+        log.close()
+        # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
+        instance().wipe_daemon_heartbeats()
+
+
+def _stop(proc: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM to the daemon's process group (it started its code server and run workers in it), then SIGKILL."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+class RunSubmitter:
+    """Creates forge runs for the queue from this process: the location is loaded in process under the name the
+    daemon's workspace gives it, so the daemon launches them from its own code server."""
+
+    def __init__(self) -> None:
+        from dagster._core.remote_origin import InProcessCodeLocationOrigin
+        from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+        from dagster._core.workspace.context import WorkspaceProcessContext
+        from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
+
+        self.instance = instance()
+        origin = InProcessCodeLocationOrigin(
+            loadable_target_origin=LoadableTargetOrigin(executable_path=sys.executable, module_name=QUEUE_MODULE),
+            location_name=LOCATION_NAME)
+        self._process = WorkspaceProcessContext(self.instance, InProcessWorkspaceLoadTarget(origin))
+        self.workspace = self._process.create_request_context()
+        self.location = self.workspace.get_code_location(LOCATION_NAME)
+        self.repo = next(iter(self.location.get_repositories().values()))
+
+    def close(self) -> None:
+        self._process.__exit__(None, None, None)
+
+    def submit(self, job_name: str, partition_key: str | None, tags: dict[str, str]) -> str:
+        from dagster._core.definitions.selector import JobSubsetSelector
+
+        remote_job = self.location.get_job(JobSubsetSelector(location_name=LOCATION_NAME,
+                                                             repository_name=self.repo.name, job_name=job_name,
+                                                             op_selection=None))
+        all_tags = {**remote_job.tags, **tags}
+        if partition_key is not None:
+            all_tags["dagster/partition"] = partition_key
+        run_config = {"loggers": {"console": {"config": {"log_level": os.environ.get("KAVI_DAGSTER_LOG",
+                                                                                      "CRITICAL")}}}}
+        plan = self.location.get_execution_plan(remote_job, run_config, step_keys_to_execute=None,
+                                                known_state=None, instance=self.instance)
+        run = self.instance.create_run(
+            job_name=job_name, run_id=None, run_config=run_config, status=None, tags=all_tags, root_run_id=None,
+            parent_run_id=None, step_keys_to_execute=plan.execution_plan_snapshot.step_keys_to_execute,
+            execution_plan_snapshot=plan.execution_plan_snapshot, job_snapshot=remote_job.job_snapshot,
+            parent_job_snapshot=remote_job.parent_job_snapshot, asset_selection=None, asset_check_selection=None,
+            resolved_op_selection=None, op_selection=None, remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=remote_job.get_python_origin(), asset_graph=self.repo.asset_graph)
+        self.instance.submit_run(run.run_id, self.workspace)
+        return str(run.run_id)
+
+
+class QueueStalled(ConfigError):
+    """No daemon took the queued runs (the daemon that seemed to run for this DAGSTER_HOME is gone)."""
+
+
+def wait_for_runs(inst: Any, run_ids: Sequence[str], timeout_s: float = RUN_WAIT_S, on_done: Any = None,
+                  stall_s: float | None = None) -> dict[str, RunOutcome]:
+    """Poll the run storage until every run finished; `on_done(run_id, outcome)` as each one does. With `stall_s`,
+    give up (QueueStalled) when none of the runs has left the queue by then."""
+    import dagster as dg
+
+    pending = set(run_ids)
+    done: dict[str, RunOutcome] = {}
+    started = time.monotonic()
+    deadline = started + timeout_s
+    moved = False
+    while pending:
+        for record in inst.get_run_records(filters=dg.RunsFilter(run_ids=list(pending))):
+            run = record.dagster_run
+            moved = moved or run.status.value != "QUEUED"
+            if run.status.value not in _FINISHED:
+                continue
+            failures = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+            failed, errors = step_failures([e.dagster_event for e in failures if e.dagster_event is not None])
+            if run.status.value != "SUCCESS" and not failed:
+                # The run failed before any step did (launch, worker start, a killed worker): say what Dagster said.
+                ends = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
+                why = (ends[-1].dagster_event.message if ends and ends[-1].dagster_event else None) or "no step ran"
+                errors.append(f"run {run.run_id[:8]} {run.status.value.lower()}: {str(why)[:300]}")
+            done[run.run_id] = RunOutcome(run.run_id, run.status.value == "SUCCESS", failed, errors)
+            pending.discard(run.run_id)
+            if on_done is not None:
+                on_done(run.run_id, done[run.run_id])
+        if pending:
+            if stall_s is not None and not moved and time.monotonic() - started > stall_s:
+                raise QueueStalled(f"no daemon took the {len(pending)} queued run(s) within {stall_s:.0f}s: is the "
+                                   f"dagster-daemon of DAGSTER_HOME={os.environ.get('DAGSTER_HOME', '')} running? "
+                                   "(the runs were cancelled)")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} queued run(s) did not finish within {timeout_s:.0f}s")
+            time.sleep(_POLL_S)
+    return done
+
+
+@dataclass
+class QueuedForge:
+    name: str
+    tags: dict[str, str]
+
+
+def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSettings,
+                 on_done: Any = None, start_daemon: bool = True) -> list[dict[str, Any]]:
+    """Forge every item through the Dagster queue, at most `settings.max_runs` at once; the outcomes in the items'
+    order, each as `kavi forge --json` gives it. Without `start_daemon` the caller runs queue_daemon around it."""
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, sweep_before_launch
+    from kavi_assets.cli.main import _records, forge_outcome
+    from kavi_assets.config import validate_config
+
+    validate_config()
+    names = [it.name for it in items]
+    if len(set(names)) != len(names):
+        raise ConfigError("a proposal can be queued once per batch (one attempt at a time)")
+    dagster_home = ensure_dagster_home(h)
+    os.environ["KAVI_HOME"] = str(h.root)  # the run workers' SkillsHomeResource reads it
+    if not configure_queue(dagster_home, settings.max_runs, settings.endpoint_limit):
+        from kavi_assets.cli.console import make_console
+
+        make_console(stderr=True).print(f"note: {dagster_home / 'dagster.yaml'} was edited by hand: its run "
+                                        "limits apply, not --concurrency", highlight=False, markup=False)
+    records = _records(h)
+    for name in names:
+        records.require_proposal(name)
+        add_partition(name)
+    sweep_before_launch(h)
+    # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
+    batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
+    by_run: dict[str, str] = {}
+    with queue_daemon(dagster_home) if start_daemon else nullcontext(0) as pid:
+        try:
+            submitter = RunSubmitter()
+            try:
+                for it in items:
+                    run_id = submitter.submit("forge", it.name, {**batch, **it.tags})
+                    by_run[run_id] = it.name
+            finally:
+                submitter.close()
+            finished = wait_for_runs(instance(), list(by_run), on_done=on_done,
+                                     stall_s=STALL_S if pid is None else None)
+        except BaseException:
+            _cancel_queued(list(by_run))  # interrupted: what has not started does not start later, unasked
+            raise
+    outs = {by_run[rid]: forge_outcome(h, records, by_run[rid], run) for rid, run in finished.items()}
+    return [outs[n] for n in names]
+
+
+def _cancel_queued(run_ids: Sequence[str]) -> None:
+    import dagster as dg
+
+    inst = instance()
+    for record in inst.get_run_records(filters=dg.RunsFilter(run_ids=list(run_ids))):
+        if record.dagster_run.status.value == "QUEUED":
+            inst.run_coordinator.cancel_run(record.dagster_run.run_id)
+
+
+def forgeable(h: KaviHome) -> list[str]:
+    """Proposals `kavi forge --all` takes: PROPOSED, or FAILED with an attempt still to make (not TRUSTED,
+    VERIFIED awaiting approval, ESCALATED, GATE_VIOLATION or REVOKED)."""
+    from kavi_assets.cli.main import _records
+
+    return [r["name"] for r in _records(h).list_status() if r["status"] in ("PROPOSED", "FAILED")]

@@ -1,0 +1,16 @@
+"""The forge's code location without its sensors and schedules: what the daemon `kavi forge --all` and
+`kavi demo --concurrency N` start for their own duration loads, so that it executes the runs they queued and
+nothing else (the retry sensor would add attempts the command did not ask for, at times that depend on when the
+daemon stops). Its workspace names it `kavi_assets.definitions`, the full location's name, so a daemon someone
+already runs on the same DAGSTER_HOME can launch the same queued runs."""
+
+import dagster as dg
+
+from kavi_assets import definitions as _location
+
+defs = dg.Definitions(
+    assets=_location.defs.assets,
+    jobs=_location.defs.jobs,
+    resources=_location.defs.resources,
+    executor=dg.in_process_executor,
+)
