@@ -3,6 +3,7 @@ add` (a person's expected output) and the differential gate (a skill's output on
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,3 +79,37 @@ def value_matches(type_name: str, value: Any) -> bool:
         return isinstance(value, dict) and all(isinstance(k, str) and primitive_matches(ftype.item or "json", v)
                                                for k, v in value.items())
     return primitive_matches(ftype.base, value)
+
+
+_JSON_PRIMITIVES: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"}, "bool": {"type": "boolean"},
+    "json": {},
+}
+
+
+def type_json_schema(type_name: str) -> dict[str, Any]:
+    """The JSON Schema of one FieldSpec type (for agents: `kavi serve`, `kavi tools`), from the same grammar."""
+    ft = parse_type(type_name)
+    if ft.base == "list":
+        schema: dict[str, Any] = {"type": "array", "items": dict(_JSON_PRIMITIVES[ft.item or "json"])}
+    elif ft.base == "dict":
+        schema = {"type": "object", "additionalProperties": dict(_JSON_PRIMITIVES[ft.item or "json"])}
+    else:
+        schema = dict(_JSON_PRIMITIVES[ft.base])
+    return {"anyOf": [schema, {"type": "null"}]} if ft.optional else schema
+
+
+def fields_json_schema(fields: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """An object schema for FieldSpec dicts (name, type, description, required): what a skill's pydantic model says,
+    for a trusted artifact that has no model of its own (a decomposed parent's composition)."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for f in fields:
+        name = str(f["name"])
+        prop = type_json_schema(str(f["type"]))
+        if f.get("description"):
+            prop = {**prop, "description": str(f["description"])}
+        properties[name] = prop
+        if f.get("required", True) and not parse_type(str(f["type"])).optional:
+            required.append(name)
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

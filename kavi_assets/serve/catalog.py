@@ -128,19 +128,18 @@ def build_catalog(by_name: Mapping[str, Mapping[int, TrustedSkill]], meta: Mappi
                 catalog.withheld[tool_name] = policy.why_not(name, skill.side_effect_class)
                 continue
             try:
-                cls = loader.load(skill)
+                description, input_schema, output_schema = _schemas(loader, skill, name)
             except RuntimeRefusal as exc:
                 catalog.withheld[tool_name] = f"{skill.ref} is refused: {exc}"
                 continue
             info = meta.get((name, version))
             approved_by = getattr(info, "approved_by", None)
             report_id = getattr(info, "build_id", None)
-            description = str(getattr(cls, "description", "") or name)
             catalog.tools[tool_name] = ToolSpec(
                 tool_name=tool_name, skill=skill,
                 description=f"{description} [{skill.ref}, {skill.side_effect_class.value}]",
-                input_schema=cls.input_model.model_json_schema(),
-                output_schema=cls.output_model.model_json_schema(),
+                input_schema=input_schema,
+                output_schema=output_schema,
                 approved_by=approved_by, report_id=report_id, latest=version == newest,
                 meta={f"{META_PREFIX}side_effect_class": skill.side_effect_class.value,
                       f"{META_PREFIX}version": version, f"{META_PREFIX}ref": skill.ref,
@@ -148,6 +147,27 @@ def build_catalog(by_name: Mapping[str, Mapping[int, TrustedSkill]], meta: Mappi
                       f"{META_PREFIX}verification_report": report_id, f"{META_PREFIX}approved_by": approved_by,
                       f"{META_PREFIX}latest": version == newest})
     return catalog
+
+
+def _schemas(loader: TrustLoader, skill: TrustedSkill, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Description, input and output schema of a trusted version, read through the trust loader (hash check first).
+    A decomposed parent's trusted bytes are a composition, not a module: its schemas come from the parent's fields
+    the composition carries, and a call runs the chain of its children (the runner `kavi run` uses)."""
+    from kavi_assets.decompose.composition import parse_doc
+    from kavi_assets.proposals.values import fields_json_schema
+    from kavi_assets.runtime.errors import SkillLoadError
+    from kavi_assets.runtime.executor import COMPOSITION_SUFFIX
+
+    if str(skill.path).endswith(COMPOSITION_SUFFIX):
+        doc = parse_doc(loader.verify(skill))
+        if doc is None:
+            raise SkillLoadError(f"{skill.path} is not a composition")
+        steps = " → ".join(str(s.get("skill")) for s in doc.get("steps", []))
+        return (f"{name}: a composition of trusted skills ({steps})", fields_json_schema(doc.get("inputs", [])),
+                fields_json_schema(doc.get("outputs", [])))
+    cls = loader.load(skill)
+    return (str(getattr(cls, "description", "") or name), cls.input_model.model_json_schema(),
+            cls.output_model.model_json_schema())
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:

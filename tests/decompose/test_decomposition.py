@@ -288,6 +288,20 @@ def test_the_composition_verifies_on_the_parents_examples_and_runs_as_the_truste
     assert record.output_data() == {"domains": ["x.org", "y.org"], "count": 3}
     steps = [r for r in log.read_all() if r.parent_execution_id == record.execution_id]
     assert [r.skill_name for r in steps] == ["find_addresses", "domains_of_addresses"]
+    # Served to agents like any trusted skill: its schemas from the composition's fields, calls through the runner.
+    from kavi_assets.serve.server import SkillToolServer
+
+    server = SkillToolServer(kavi_home, _runner, None)
+    tools = {t.name: t for t in server.tools()}
+    assert "email_domain_report" in tools, server.catalog.withheld
+    schema = tools["email_domain_report"].inputSchema
+    assert schema["properties"]["text"]["type"] == "string" and schema["required"] == ["text"]
+    out_schema = tools["email_domain_report"].outputSchema
+    assert out_schema is not None and out_schema["properties"]["domains"]["type"] == "array"
+    called = server.call("email_domain_report", {"text": "a@X.org b@y.org"}, "mcp:t/1")
+    assert not called.isError and called.structuredContent == {"domains": ["x.org", "y.org"], "count": 2}
+    refused = server.call("email_domain_report", {"text": 3}, "mcp:t/1")
+    assert refused.isError
     # The trusted file is hash-checked like any skill's: an edit refuses the run before any child runs.
     target = kavi_home.root / str(promo.skill_path)
     target.chmod(0o644)

@@ -162,3 +162,21 @@ def test_search_skills_tool_names_the_tool_to_call(kavi_home: KaviHome) -> None:
     assert hit["tool"] is None  # trusted, but FILE_WRITE is not served here: nothing to call
     for bad in ({}, {"query": 3}, {"query": "x", "limit": "many"}, {"query": "x" * 1001}, {"query": "  "}):
         assert server.call(SEARCH_TOOL, bad, "mcp:t/1").isError, bad
+
+
+def test_field_types_become_json_schema_for_agents() -> None:
+    """A trusted artifact without a pydantic model (a composition) is described from the FieldSpec grammar."""
+    from kavi_assets.proposals.values import fields_json_schema, type_json_schema
+
+    assert type_json_schema("str") == {"type": "string"}
+    assert type_json_schema("list[int]") == {"type": "array", "items": {"type": "integer"}}
+    assert type_json_schema("dict[str, float]") == {"type": "object", "additionalProperties": {"type": "number"}}
+    assert type_json_schema("bool | None") == {"anyOf": [{"type": "boolean"}, {"type": "null"}]}
+    assert type_json_schema("json") == {}
+    with pytest.raises(ValueError, match="unsupported field type"):
+        type_json_schema("list[list[str]]")
+    schema = fields_json_schema([{"name": "text", "type": "str", "description": "free text"},
+                                 {"name": "limit", "type": "int | None"},
+                                 {"name": "tags", "type": "list[str]", "required": False}])
+    assert schema["required"] == ["text"] and schema["additionalProperties"] is False
+    assert schema["properties"]["text"] == {"type": "string", "description": "free text"}
