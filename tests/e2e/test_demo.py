@@ -24,6 +24,8 @@ def test_demo_forges_examples(demo_run: DemoRun) -> None:
     # It ends with the trusted skills as agent tools and how to serve them (issue 17).
     tail = demo_run.stdout[demo_run.stdout.index("Trusted skills as agent tools"):]
     assert "  slugify_title  READ_ONLY  v" in tail and "kavi serve --home" in tail.splitlines()[-1]
+    assert "  email_domain_report  READ_ONLY  v1" in tail, tail  # the decomposed parent is a tool like the others
+    assert "not served (" not in tail, tail  # nothing the demo trusted fails to load
 
 
 def test_second_attempt_after_real_ruff_failure(demo_run: DemoRun) -> None:
