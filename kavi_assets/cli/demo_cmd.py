@@ -168,7 +168,9 @@ def summary_table(ctx: Any, names: list[str]) -> Table:
     """One row per proposal, narrow enough for a 100-column terminal: each attempt on a line of its own (`aN
     model`), its failure kind indented below it, instead of comma-joined lists that rich had to cut."""
     trusted = {t.name: t for t in ctx.records.trusted()}
-    table = Table(title="Forge summary")
+    # No outer edge and collapsed cell padding: the longest name (a decomposition child) and the longest failure
+    # kind (COACH_CHANGES_REQUESTED) fit whole in 100 columns.
+    table = Table(title="Forge summary", show_edge=False, collapse_padding=True)
     table.add_column("skill")
     table.add_column("class")
     table.add_column("status")

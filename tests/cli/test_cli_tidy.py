@@ -2,6 +2,7 @@
 status rule, no Dagster log lines, and `kavi --version`."""
 
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -57,12 +58,19 @@ def _home_like_the_demo(home: KaviHome) -> tuple[ForgeContext, list[str]]:
         prop = load_proposal(path)
         intake(ctx, prop, str(path), actor="test")
         names.append(prop.name)
+    # The demo's decomposition children are proposals too, and the longest names the summary prints.
+    decomposition = json.loads((EXAMPLES.parent / "answers" / "email_domain_report" / "decomposition.json")
+                               .read_text(encoding="utf-8"))
+    for child in decomposition["children"]:
+        intake(ctx, parse_proposal(child), None, actor="test")
+        names.append(child["name"])
     a, b = "recorded-coder-a", "recorded-coder-b"
     plan: dict[str, list[tuple[str, str | None]]] = {
         "extract_emails": [(a, "GATE_VIOLATION")],
         "parse_duration": [(b, "LLM_BAD_OUTPUT"), (b, None)],
         "slugify_title": [(a, "VERIFY_LINT"), (b, None)],
         "word_count": [(b, "VERIFY_ACCEPTANCE"), (b, None)],
+        "read_notes_by_tag": [(b, "COACH_CHANGES_REQUESTED"), (a, None)],
     }
     for name in names:
         attempts = plan.get(name, [(a, None)])
