@@ -57,8 +57,8 @@ def test_the_learner_shows_coach_reviews_apart_from_builder_posteriors(kavi_home
     assert event is not None and event.asset_materialization is not None
     meta = event.asset_materialization.metadata
     assert meta["outcomes"].value == 0  # no builder outcome came from the reviews
-    table = meta["coach reviews"]
-    assert isinstance(table, dg.TableMetadataValue)
-    assert [r.data for r in table.records] == [{"coach model": "recorded-coder-a", "task type": "READ_ONLY/simple",
-                                                "approved": 1, "changes requested": 1, "no usable answer": 1}]
+    reviews = meta["coach reviews"]
+    assert isinstance(reviews, dg.MarkdownMetadataValue)
+    assert reviews.value == ("- **recorded-coder-a** on READ_ONLY/simple: 1 approved, 1 changes requested, "
+                             "1 without a usable answer")
     assert meta["coach_reviews"].value == 3
