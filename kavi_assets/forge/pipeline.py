@@ -401,10 +401,11 @@ def _start_independent(ctx: ForgeContext, name: str, build: BuildRow, row: Propo
     routed the builder's model, which the independent one must not be). Only where the verification will use it (the
     ceremony level); a failure to start is a log line, never the build's failure: the verification then asks."""
     try:
-        runs, _ = evidence_decision(proposal_ceremony(ctx.records, name, row.proposal), ctx.settings.evidence_levels)
-        if runs and prefetch_independent(ctx, name, build.model, row.proposal, row.spec_sha256):
-            return ["independent implementation requested alongside the build"]
-        return []
+        with ctx.records.session():  # one connection for the reads it needs; the request itself is outside it
+            runs, _ = evidence_decision(proposal_ceremony(ctx.records, name, row.proposal),
+                                        ctx.settings.evidence_levels)
+            started = runs and prefetch_independent(ctx, name, build.model, row.proposal, row.spec_sha256)
+        return ["independent implementation requested alongside the build"] if started else []
     except Exception as err:  # a prefetch is an optimisation; the verification asks without it
         return [f"independent implementation not requested ahead ({type(err).__name__}): the verification asks"]
 
