@@ -284,7 +284,7 @@ def breakdown(s: Setup) -> list[tuple[str, list[float]]]:
         for (ms,) in con.execute("SELECT latency_ms FROM builds WHERE latency_ms IS NOT NULL").fetchall():
             stages["model wait: build answer"].append(ms / 1000.0)
         for (ms,) in con.execute("SELECT latency_ms FROM independents WHERE latency_ms IS NOT NULL").fetchall():
-            stages["model wait: independent answer"].append(ms / 1000.0)
+            stages["model answer: independent (asked during the build)"].append(ms / 1000.0)
         for (ms,) in con.execute("SELECT sum(duration_ms) FROM gate_results GROUP BY build_id").fetchall():
             stages["gates (sum of gate durations)"].append(ms / 1000.0)
     finally:

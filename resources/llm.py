@@ -8,7 +8,7 @@ import dagster as dg
 from pydantic import Field
 
 from kavi_assets.llm.client import LLMClient, LLMSettings, settings_from_env
-from kavi_assets.llm.recorded import RecordedModelServer
+from kavi_assets.llm.recorded import SHARED_URL_ENV, RecordedModelServer, shared_models
 
 _lock = threading.Lock()
 _servers: dict[str, RecordedModelServer] = {}
@@ -24,7 +24,8 @@ def recorded_server(cassette_dir: Path | None) -> RecordedModelServer:
 
 
 class LLMResource(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """`base_url` empty: KAVI_LLM_BASE_URL at run time, else the RECORDED MODEL (replay, not a live model)."""
+    """`base_url` empty: KAVI_LLM_BASE_URL at run time, else the RECORDED MODEL (replay, not a live model): the
+    batch's server when KAVI_RECORDED_BASE_URL names one, else this process's own."""
 
     base_url: str = Field(default="", description="OpenAI-compatible endpoint; empty = env, else recorded model")
     api_key_env: str = Field(default="KAVI_LLM_API_KEY", description="environment variable holding the key")
@@ -43,9 +44,14 @@ class LLMResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         env_settings = settings_from_env(os.environ)
         if env_settings is not None:
             return LLMClient(env_settings)
-        server = recorded_server(Path(self.cassette_dir) if self.cassette_dir else None)
+        shared = (os.environ.get(SHARED_URL_ENV) or "").strip()
+        if shared and not self.cassette_dir:  # the batch's one server (kavi_assets/cli/parallel.py), not our own
+            base_url, served = shared.rstrip("/"), shared_models(shared)
+        else:
+            server = recorded_server(Path(self.cassette_dir) if self.cassette_dir else None)
+            base_url, served = server.base_url, server.models
         # KAVI_LLM_MODELS may narrow the recorded model's list too (read at run time, not import).
         wanted = [m.strip() for m in os.environ.get("KAVI_LLM_MODELS", "").split(",") if m.strip()]
-        models = tuple(self.models) or tuple(wanted) or tuple(server.models)
-        return LLMClient(LLMSettings(server.base_url, "recorded-model-needs-no-key", models, self.timeout_s,
+        models = tuple(self.models) or tuple(wanted) or tuple(served)
+        return LLMClient(LLMSettings(base_url, "recorded-model-needs-no-key", models, self.timeout_s,
                                      self.max_prompt_chars, recorded=True))

@@ -108,17 +108,41 @@ def queue_daemon(dagster_home: Path) -> Iterator[int | None]:
                            "nothing would take the queued runs")
     logs = dagster_home / "logs"
     logs.mkdir(exist_ok=True)
-    log = (logs / "kavi-queue-daemon.log").open("ab")
-    proc = subprocess.Popen([str(exe), "run", "-w", str(_workspace_file(dagster_home)), "--log-level", "warning"],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
-                            start_new_session=True, preexec_fn=_reset_signals)
+    with shared_recorded_model() as env:
+        log = (logs / "kavi-queue-daemon.log").open("ab")
+        proc = subprocess.Popen([str(exe), "run", "-w", str(_workspace_file(dagster_home)), "--log-level", "warning"],
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
+                                start_new_session=True, preexec_fn=_reset_signals, env=env)
+        try:
+            yield proc.pid
+        finally:
+            _stop(proc)
+            log.close()
+            # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
+            instance().wipe_daemon_heartbeats()
+
+
+@contextmanager
+def shared_recorded_model() -> Iterator[dict[str, str]]:
+    """The environment for the daemon (and so every run worker it launches): with no live endpoint configured, one
+    recorded-model server on loopback for the whole batch, named in KAVI_RECORDED_BASE_URL and stopped at the end.
+
+    Without it each run worker starts its own server and loads every cassette (measured: most of a queued run's
+    CPU beyond a run in process). The workers still label it the recorded model (resources/llm.py asks its /health);
+    the replayed latency (KAVI_RECORDED_LATENCY_S) is read here, from the same environment the workers get."""
+    from kavi_assets.llm.client import settings_from_env
+    from kavi_assets.llm.recorded import SHARED_URL_ENV, RecordedModelServer
+
+    env = dict(os.environ)
+    if settings_from_env(env) is not None or (env.get(SHARED_URL_ENV) or "").strip():
+        yield env  # a live endpoint, or a recorded server someone else runs for us
+        return
+    server = RecordedModelServer().start()
     try:
-        yield proc.pid
+        env[SHARED_URL_ENV] = server.base_url
+        yield env
     finally:
-        _stop(proc)
-        log.close()
-        # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
-        instance().wipe_daemon_heartbeats()
+        server.stop()
 
 
 def _stop(proc: "subprocess.Popen[bytes]") -> None:

@@ -8,18 +8,26 @@ wrong, and the attempt is not trusted until a person settles it (`kavi holdout a
 The request is made once per proposal spec (its digest is the cache key, so a holdout added asks again) and by a
 model other than the builder's. Its outcome is recorded like a build's model call, but it is never the builder's
 outcome: an unusable answer omits the comparison, and the router learns nothing from it.
+
+It is asked for while the build is being made (prefetch_independent, started by the build step once the packet has
+routed the builder's model): with a live model each answer takes seconds, and asking only in the verification made
+every attempt wait for two answers one after the other. The background thread only waits for the endpoint; what
+the answer becomes (artifacts, the ledger row naming the verified build, a model set aside) is decided and written
+by the verification in the step's own thread, exactly as when it asks itself.
 """
 
 import dataclasses
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi_assets.ledger.records import BuildRow, IndependentRow
 from kavi_assets.llm.answer import BadAnswerError, parse_independent_answer
-from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind
+from kavi_assets.llm.client import Completion, LLMClient, LLMError, LLMErrorKind
 from kavi_assets.llm.prompts import PromptTooLarge, build_headers, render_independent_messages
 from kavi_assets.proposals.model import Proposal
 from kavi_assets.redact import Redactor
@@ -111,29 +119,121 @@ def _from_row(ctx: ForgeContext, row: IndependentRow) -> IndependentOutcome:
                               row.choice_reason, True, row.independent_id)
 
 
+@dataclass(frozen=True)
+class _Prefetch:
+    client: LLMClient
+    choice: ModelChoice
+    future: "Future[Completion]"
+
+
+# Requests in flight in this process, one per (ledger, proposal, spec digest): a second prefetch of the same spec
+# starts nothing, and the verification takes (removes) the entry. Bounded, so a process whose verifications never
+# come cannot grow it without end.
+MAX_IN_FLIGHT = 256
+_in_flight: dict[tuple[str, str, str], _Prefetch] = {}
+_in_flight_lock = threading.Lock()
+
+
+def _key(ctx: ForgeContext, name: str, spec_sha256: str) -> tuple[str, str, str]:
+    return (str(ctx.home.ledger_path), name, spec_sha256)
+
+
+def _choose(ctx: ForgeContext, client: LLMClient, proposal: Proposal, builder: str | None) -> ModelChoice:
+    ttype = task_type(proposal.side_effect_class, score_complexity(proposal).score)
+    with ctx.records.session():
+        return choose_model(client.settings.models, builder, counts=ctx.records.outcome_counts(ttype),
+                            set_aside=ctx.records.models_set_aside(client.config_fingerprint),
+                            prior_weight=ctx.settings.prior_weight)
+
+
+def _messages(client: LLMClient, name: str, proposal: Proposal) -> list[dict[str, str]]:
+    return render_independent_messages(proposal.builder_view(), skill_name=name, class_name=proposal.class_name,
+                                       max_chars=client.settings.max_prompt_chars)
+
+
+def _request(client: LLMClient, messages: list[dict[str, str]], model: str, name: str) -> Completion:
+    return client.complete(messages, model=model, json_mode=True, headers=build_headers(name, 1, "independent"))
+
+
+def prefetch_independent(ctx: ForgeContext, name: str, builder: str | None, proposal: Proposal, spec_sha256: str
+                         ) -> bool:
+    """Start asking for this spec's independent implementation in a background thread; True when a request started.
+
+    Nothing starts when one is already in flight for this spec, when the ledger already has a reusable one, when
+    there is no second model, or when the prompt is over the bound: the verification then does what it does without
+    a prefetch (and says why). The caller decides whether the evidence runs at all (the ceremony level)."""
+    key = _key(ctx, name, spec_sha256)
+    with _in_flight_lock:
+        if key in _in_flight or len(_in_flight) >= MAX_IN_FLIGHT:
+            return False
+    with ctx.records.session():
+        rows = ctx.records.independents(name, spec_sha256)
+    if _cached(rows, builder) is not None:
+        return False
+    client = ctx.llm_factory()
+    choice = _choose(ctx, client, proposal, builder)
+    if choice.model is None:
+        return False
+    try:
+        messages = _messages(client, name, proposal)
+    except PromptTooLarge:
+        return False
+    future: Future[Completion] = Future()
+    with _in_flight_lock:
+        if key in _in_flight or len(_in_flight) >= MAX_IN_FLIGHT:
+            return False
+        _in_flight[key] = _Prefetch(client, choice, future)
+    model = choice.model
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(_request(client, messages, model, name))
+        except BaseException as err:  # handed to the verification, which classifies it as when it asks itself
+            future.set_exception(err)
+
+    # A daemon thread: a run worker whose build failed exits without waiting for an answer nobody will take.
+    threading.Thread(target=run, name=f"kavi-independent-{name}", daemon=True).start()
+    return True
+
+
+def _take_prefetch(ctx: ForgeContext, name: str, spec_sha256: str) -> _Prefetch | None:
+    with _in_flight_lock:
+        return _in_flight.pop(_key(ctx, name, spec_sha256), None)
+
+
+def settle_prefetch(ctx: ForgeContext, name: str, build: BuildRow, proposal: Proposal, spec_sha256: str) -> None:
+    """A build that failed is not verified, but the request its step started was made (and maybe paid for): its
+    answer is recorded like any other, so the spend is in the ledger and the next attempt of the spec reuses it."""
+    pending = _take_prefetch(ctx, name, spec_sha256)
+    if pending is not None and pending.choice.model != build.model:
+        _ask(ctx, pending.client, name, build, proposal, spec_sha256, pending.choice, pending.future)
+
+
 def obtain_independent(ctx: ForgeContext, name: str, build: BuildRow, proposal: Proposal, spec_sha256: str
                        ) -> IndependentOutcome:
-    """The independent implementation for this build: reused from the ledger when this spec already has one by a
-    model other than the builder's, otherwise asked for once. Never raises for the model's sake: an LLM error or an
-    unusable answer is recorded as the independent model's failure and the comparison is omitted with the reason."""
+    """The independent implementation for this build: the answer of the request the build step started when there
+    is one, else reused from the ledger when this spec already has one by a model other than the builder's,
+    otherwise asked for once. Never raises for the model's sake: an LLM error or an unusable answer is recorded as
+    the independent model's failure and the comparison is omitted with the reason."""
+    pending = _take_prefetch(ctx, name, spec_sha256)
+    if pending is not None and pending.choice.model != build.model:
+        return _ask(ctx, pending.client, name, build, proposal, spec_sha256, pending.choice, pending.future)
     with ctx.records.session():
         rows = ctx.records.independents(name, spec_sha256)
     hit = _cached(rows, build.model)
     if hit is not None:
         return _from_row(ctx, hit)
     client = ctx.llm_factory()
-    ttype = task_type(proposal.side_effect_class, score_complexity(proposal).score)
-    with ctx.records.session():
-        choice = choose_model(client.settings.models, build.model, counts=ctx.records.outcome_counts(ttype),
-                              set_aside=ctx.records.models_set_aside(client.config_fingerprint),
-                              prior_weight=ctx.settings.prior_weight)
+    choice = _choose(ctx, client, proposal, build.model)
     if choice.model is None:
         return IndependentOutcome(None, None, None, "omitted", choice.reason, choice.reason)
     return _ask(ctx, client, name, build, proposal, spec_sha256, choice)
 
 
 def _ask(ctx: ForgeContext, client: LLMClient, name: str, build: BuildRow, proposal: Proposal, spec_sha256: str,
-         choice: ModelChoice) -> IndependentOutcome:
+         choice: ModelChoice, pending: "Future[Completion] | None" = None) -> IndependentOutcome:
     model = str(choice.model)
     redactor = Redactor.for_proposal(proposal, extra_secrets=[client.settings.api_key])
     row = IndependentRow(f"{name}-ind-{uuid.uuid4().hex[:8]}", name, spec_sha256, build.build_id, model,
@@ -142,11 +242,10 @@ def _ask(ctx: ForgeContext, client: LLMClient, name: str, build: BuildRow, propo
     artifacts: list[tuple[ArtifactRef, str, str]] = []
     source: bytes | None = None
     try:
-        messages = render_independent_messages(proposal.builder_view(), skill_name=name,
-                                               class_name=proposal.class_name,
-                                               max_chars=client.settings.max_prompt_chars)
-        completion = client.complete(messages, model=model, json_mode=True,
-                                     headers=build_headers(name, 1, "independent"))
+        if pending is not None:  # asked while the build was made: its answer (or its error) is this one
+            completion = pending.result()
+        else:
+            completion = _request(client, _messages(client, name, proposal), model, name)
         row = dataclasses.replace(row, prompt_tokens=completion.prompt_tokens,
                                   completion_tokens=completion.completion_tokens, latency_ms=completion.latency_ms,
                                   cost_usd=completion.cost_usd)

@@ -17,7 +17,7 @@ from kavi_assets.forge.ceremony import Ceremony, CeremonyLevel, budget_for, cere
 from kavi_assets.forge.coach import review as coach_review
 from kavi_assets.forge.context import ForgeContext
 from kavi_assets.forge.fingerprint import judging_policy_path
-from kavi_assets.forge.independent import IndependentOutcome, obtain_independent
+from kavi_assets.forge.independent import IndependentOutcome, obtain_independent, prefetch_independent, settle_prefetch
 from kavi_assets.forge.levels import proposal_ceremony
 from kavi_assets.forge.provenance import attest_promotion
 from kavi_assets.forge.reverify import fingerprint_for, record_forge_verification, record_model_call
@@ -268,6 +268,8 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     files: dict[str, bytes] = {}
     completion = None
     answer_ref: ArtifactRef | None = None
+    if row is not None:
+        log += _start_independent(ctx, name, build, row)
     try:
         completion = client.complete(
             packet["messages"],
@@ -394,6 +396,20 @@ class VerifyOutcome:
     ceremony: dict[str, Any] = field(default_factory=dict)  # the level, why, what it runs and what it skipped
 
 
+def _start_independent(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
+    """The verification's independent implementation, asked for now, beside the build's own request (the packet has
+    routed the builder's model, which the independent one must not be). Only where the verification will use it (the
+    ceremony level); a failure to start is a log line, never the build's failure: the verification then asks."""
+    try:
+        with ctx.records.session():  # one connection for the reads it needs; the request itself is outside it
+            runs, _ = evidence_decision(proposal_ceremony(ctx.records, name, row.proposal),
+                                        ctx.settings.evidence_levels)
+            started = runs and prefetch_independent(ctx, name, build.model, row.proposal, row.spec_sha256)
+        return ["independent implementation requested alongside the build"] if started else []
+    except Exception as err:  # a prefetch is an optimisation; the verification asks without it
+        return [f"independent implementation not requested ahead ({type(err).__name__}): the verification asks"]
+
+
 def _build_failure_from_log(ctx: ForgeContext, build: BuildRow) -> AttemptFailure:
     roles = ctx.records.build_artifacts(build.build_id)
     if "build_log" in roles:
@@ -423,12 +439,21 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
             ref = ctx.store.put(_canonical(report), "verification_report")
             ctx.records.finish_build(build.build_id, status=build.status, failure_kind=build.failure_kind,
                                      artifacts=[("report", ref, str(build.packet_sha256), "report_of")])
-            return VerifyOutcome(build.build_id, build.attempt_number, False, False, [], {}, 0.0, ref.sha256,
-                                 failure)
+            not_built: VerifyOutcome | None = VerifyOutcome(build.build_id, build.attempt_number, False, False, [],
+                                                            {}, 0.0, ref.sha256, failure)
+        else:
+            not_built, skill_sha256, test_sha256 = None, build.skill_sha256, build.test_sha256
         spec_sha256 = ctx.records.require_proposal(name).spec_sha256
+    if not_built is not None:
+        try:  # outside the session: it may wait for the answer
+            settle_prefetch(ctx, name, build, proposal, spec_sha256)
+        except OSError as err:
+            if not is_infra_oserror(err):
+                raise
+        return not_built
     files = {
-        skill_path(name): ctx.store.get(build.skill_sha256),
-        test_path(name): ctx.store.get(build.test_sha256),
+        skill_path(name): ctx.store.get(skill_sha256),
+        test_path(name): ctx.store.get(test_sha256),
     }
     work_root = ctx.home.sandboxes_dir / build.build_id / "gates"
     # The evidence beyond the holdouts: at the configured ceremony levels, generated inputs and (when a second model
@@ -491,7 +516,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "fingerprint": fingerprint_for(ctx).to_dict(),  # what judged it (issue 17: stale when it moves)
     }
     ref = ctx.store.put(_canonical(report), "verification_report")
-    artifacts: list[tuple[str, ArtifactRef, str, str]] = [("report", ref, build.skill_sha256, "report_of")]
+    artifacts: list[tuple[str, ArtifactRef, str, str]] = [("report", ref, skill_sha256, "report_of")]
     if independent is not None and independent.sha256:
         # Lineage: spec → independent implementation → this verification report.
         artifacts.append(("independent_evidence", ref, independent.sha256, "evidence_for"))

@@ -247,6 +247,54 @@ class RecordedModelServer:
         self.stop()
 
 
+# -- one recorded model for a batch of run workers ---------------------------------------------------------------
+# `kavi forge --all` / `kavi demo --concurrency N` start one server before the daemon and name it to every run
+# worker in this variable, instead of each worker loading every cassette into its own server. It is not
+# KAVI_LLM_BASE_URL: that names a live endpoint, and what a worker calls must still say it is the recorded model.
+SHARED_URL_ENV = "KAVI_RECORDED_BASE_URL"
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+_MAX_MODELS = 64
+_shared_lock = threading.Lock()
+_shared: dict[str, list[str]] = {}
+
+
+def shared_models(base_url: str, timeout_s: float = 5.0) -> list[str]:
+    """The models of the recorded-model server at `base_url` (SHARED_URL_ENV), checked: a loopback http URL ending
+    in /v1 whose /health says it is the recorded model. Asked once per process and address. ConfigError otherwise."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from kavi_assets.config import ConfigError
+
+    parts = urlsplit(base_url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "http" or parts.hostname not in _LOOPBACK or port is None or parts.path.rstrip("/") != "/v1" \
+            or parts.query or parts.fragment or parts.username or parts.password:
+        raise ConfigError(f"{SHARED_URL_ENV}={base_url[:200]!r} must be a loopback address of the recorded model "
+                          "(http://127.0.0.1:PORT/v1, as kavi sets it for a batch's run workers), or unset")
+    url = f"http://{parts.netloc}/v1"
+    with _shared_lock:
+        if url in _shared:
+            return list(_shared[url])
+    try:
+        with urllib.request.urlopen(f"http://{parts.netloc}/health", timeout=timeout_s) as resp:
+            doc = json.loads(resp.read(65536))
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"{SHARED_URL_ENV}={url} does not answer as the recorded model ({err}); unset it to start "
+                          "one in this process") from None
+    models = doc.get("models") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or doc.get("label") != LABEL or not isinstance(models, list) or not models \
+            or len(models) > _MAX_MODELS or not all(isinstance(m, str) and 0 < len(m) <= 200 for m in models):
+        raise ConfigError(f"{SHARED_URL_ENV}={url} is not the recorded model (its /health does not say so)")
+    with _shared_lock:
+        _shared[url] = list(models)
+    return list(models)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     import uvicorn
 

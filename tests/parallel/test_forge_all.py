@@ -105,8 +105,11 @@ def test_four_concurrent_runs_match_a_sequential_forge(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "par" / "home" / "ledger.duckdb"), read_only=True)
     try:
         rows = con.execute("SELECT proposal_name, attempt_number, run_id FROM builds").fetchall()
+        endpoints = {r[0] for r in con.execute("SELECT endpoint FROM builds").fetchall()}
     finally:
         con.close()
+    # One recorded-model server for the batch, shown as the recorded model in every run (not one per run worker).
+    assert len(endpoints) == 1 and str(next(iter(endpoints))).startswith("recorded model (replay"), endpoints
     # Every run made exactly one attempt, recorded once: attempt 1 of each proposal, under its own run id.
     assert sorted((r[0], r[1]) for r in rows) == [(n, 1) for n in NAMES]
     assert {r[2] for r in rows} == {o["run_id"] for o in outs}
