@@ -207,25 +207,14 @@ def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None =
     return {"results": results}
 
 
-def main() -> None:
-    # The tools first: the forge may hold the job back until the builder's tests have finished.
-    import httpx  # noqa: F401
-    import pydantic  # noqa: F401
-
-    import kavi_assets.runtime.handles
-    import kavi_assets.skills.base
-    import kavi_assets.skills.loading  # noqa: F401
-
-    job = json.loads(sys.stdin.read())
-    # The nonce leaves the job before any skill code runs.
-    nonce = str(job.pop("nonce", ""))
+def result_channel(nonce: str) -> Callable[[dict[str, Any]], None]:
+    """Where a runner in the sandbox writes its result lines (this one and composition_runner). Result lines go
+    straight to a copy of the stdout descriptor taken now: whatever the skill does to `sys.stdout` (or prints without
+    a newline) cannot reach a line the forge reads. And the skill's own output goes nowhere: it can neither flood the
+    captured output past the forge's capture limit (cutting off the result lines) nor interleave with them."""
     marker = RESULT_PREFIX + nonce + ":"
-    # Result lines go straight to a copy of the stdout descriptor taken now: whatever the skill does to
-    # `sys.stdout` (or prints without a newline) cannot reach a line the forge reads.
     sys.stdout.flush()
     out_fd = os.dup(1)
-    # And the skill's own output goes nowhere: it can neither flood the captured output past the forge's capture
-    # limit (cutting off the result lines) nor interleave with them.
     try:
         null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
     except OSError:
@@ -239,6 +228,21 @@ def main() -> None:
         while data:
             data = data[os.write(out_fd, data):]
 
+    return line
+
+
+def main() -> None:
+    # The tools first: the forge may hold the job back until the builder's tests have finished.
+    import httpx  # noqa: F401
+    import pydantic  # noqa: F401
+
+    import kavi_assets.runtime.handles
+    import kavi_assets.skills.base
+    import kavi_assets.skills.loading  # noqa: F401
+
+    job = json.loads(sys.stdin.read())
+    # The nonce leaves the job before any skill code runs.
+    line = result_channel(str(job.pop("nonce", "")))
     try:
         out = run_job(job, emit=lambda entry: line({"result": entry}))
         line({"done": len(out["results"])})

@@ -9,7 +9,6 @@ lines prefixed with RESULT_PREFIX and the job's nonce, as acceptance_runner's do
 """
 
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -17,9 +16,9 @@ from typing import Any
 
 from kavi_assets.gates.acceptance_runner import (
     MAX_OUTPUT_CHARS,
-    RESULT_PREFIX,
     _fixture_transport,
     _load,
+    result_channel,
     write_vault_files,
 )
 
@@ -92,23 +91,7 @@ def main() -> None:
     import kavi_assets.skills.loading  # noqa: F401
 
     job = json.loads(sys.stdin.read())
-    nonce = str(job.pop("nonce", ""))
-    marker = RESULT_PREFIX + nonce + ":"
-    sys.stdout.flush()
-    out_fd = os.dup(1)
-    try:
-        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-    except OSError:
-        null = -1
-    if null >= 0:
-        os.dup2(null, 1)
-        os.close(null)
-
-    def line(payload: dict[str, Any]) -> None:
-        data = memoryview(("\n" + marker + json.dumps(payload) + "\n").encode())
-        while data:
-            data = data[os.write(out_fd, data):]
-
+    line = result_channel(str(job.pop("nonce", "")))  # the nonce leaves the job before any skill code runs
     try:
         done = run_job(job, lambda entry: line({"result": entry}))
         line({"done": done})
