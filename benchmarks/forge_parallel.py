@@ -342,9 +342,13 @@ def main() -> None:
               f"{trusted:8} {sum(r.attempts.values()):8} {'same' if same else 'DIFFER':>9} "
               f"{'clean' if r.verify_ok else 'FAILED':>7}" + (f"  {r.note.strip()}" if r.note.strip() else ""))
         if not same:
+            totals = len(r.attempts) == 1 and len(base.attempts) != 1  # the scale config counts attempts in all
             diff = sorted(n for n in set(r.verdicts) | set(base.verdicts)
-                          if (r.verdicts.get(n), r.attempts.get(n)) != (base.verdicts.get(n), base.attempts.get(n)))
-            print(f"{'':>10} differ from {next(iter(results))}: {', '.join(diff[:10])}")
+                          if r.verdicts.get(n) != base.verdicts.get(n)
+                          or (not totals and r.attempts.get(n) != base.attempts.get(n)))
+            print(f"{'':>10} differ from {next(iter(results))}: {', '.join(diff[:10]) or 'no verdict'}"
+                  + (f"; attempts {sum(r.attempts.values())} in all against {sum(base.attempts.values())}"
+                     " (it also runs the retry sensor's requests)" if totals else ""))
     where = "8" if "8" in setups else chosen[-1]
     print(f"\nwhere the time goes with {where} (seconds per proposal; stages overlap across runs):")
     print(f"  {'stage':64} {'n':>4} {'mean':>7} {'p50':>7} {'p95':>7}")
