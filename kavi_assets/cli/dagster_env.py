@@ -35,10 +35,19 @@ run_monitoring:
 """
 # A run launched from the shell (`dagster job execute`, `dagster asset materialize`) prints INFO and above, not
 # every DEBUG event; the UI still records and shows every event. The CLI's own runs set their level themselves.
-DAGSTER_YAML = _MONITORED_DAGSTER_YAML + """\
+_LOGGED_DAGSTER_YAML = _MONITORED_DAGSTER_YAML + """\
 python_logs:
   python_log_level: INFO
 """
+# Run workers of the forge's location fork from a host that imported Dagster and the forge once
+# (kavi_assets/launcher): the queue, its limits and run monitoring are unchanged, a run starts in milliseconds
+# instead of importing everything again, and the run monitor can check each worker's health.
+DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
+run_launcher:
+  module: kavi_assets.launcher
+  class: PreforkRunLauncher
+"""
+_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _LOGGED_DAGSTER_YAML)
 
 
 def ensure_dagster_home(home: KaviHome) -> Path:
@@ -47,7 +56,7 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     path = Path(raw).expanduser().resolve() if raw else home.root / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
-    if not cfg.exists() or cfg.read_text(encoding="utf-8") in (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML):
+    if not cfg.exists() or cfg.read_text(encoding="utf-8") in _OLDER:
         # Written whole or not at all: another kavi starting at the same moment never reads half a file.
         tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
         tmp.write_text(DAGSTER_YAML, encoding="utf-8")
@@ -76,22 +85,26 @@ _DEQUEUE = """\
 """
 
 
-def render_dagster_yaml(max_runs: int, endpoint_limit: int | None) -> str:
+def render_dagster_yaml(max_runs: int, endpoint_limit: int | None, base: str = DAGSTER_YAML) -> str:
     """dagster.yaml with `max_concurrent_runs`, a dequeue every second and, when given, a limit of runs per model
     endpoint (run tag `kavi/endpoint`)."""
     line = f"max_concurrent_runs: {int(max_runs)}\n"
     extra = _DEQUEUE + (_ENDPOINT_LIMIT.format(endpoint=int(endpoint_limit)) if endpoint_limit is not None else "")
-    return DAGSTER_YAML.replace("max_concurrent_runs: 2\n", line + extra, 1)
+    return base.replace("max_concurrent_runs: 2\n", line + extra, 1)
 
 
 def _written_by_kavi(text: str) -> bool:
     import re
 
-    if text in (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, DAGSTER_YAML):
+    if text in (*_OLDER, DAGSTER_YAML):
         return True
     runs = re.search(r"max_concurrent_runs: (\d+)\n", text)
     limit = re.search(r"\n        limit: (\d+)\n", text)
-    return runs is not None and text == render_dagster_yaml(int(runs.group(1)), int(limit.group(1)) if limit else None)
+    if runs is None:
+        return False
+    # This version's text, or the one before the run launcher was added (rewritten with it).
+    return any(text == render_dagster_yaml(int(runs.group(1)), int(limit.group(1)) if limit else None, base)
+               for base in (DAGSTER_YAML, _LOGGED_DAGSTER_YAML))
 
 
 def configure_queue(dagster_home: Path, max_runs: int, endpoint_limit: int | None) -> bool:

@@ -124,6 +124,9 @@ def test_four_concurrent_runs_match_a_sequential_forge(tmp_path: Path) -> None:
     finally:
         os.environ.pop("DAGSTER_HOME", None)
     assert len(spans) == len(NAMES) and all(t.get("kavi/endpoint") == "recorded-model" for t in tags)
+    # Every run worker was forked from the preloaded run host (kavi_assets/launcher), each its own process.
+    assert all(t.get("kavi/run_worker") == "prefork" for t in tags), tags
+    assert len({t.get("kavi/pid") for t in tags}) == len(NAMES)
     peak = max(sum(1 for s, e in spans if s is not None and e is not None and s <= t < e)
                for t, _ in spans if t is not None)
     assert 2 <= peak <= 4, spans

@@ -1,0 +1,173 @@
+"""The run host: one long-lived process that imported Dagster and the forge once, and forks a run worker per run.
+
+A run worker started the default way (a code server spawning a fresh interpreter per run) imports Dagster, openai,
+DuckDB, pydantic and the forge and loads the definitions before its first step: about 1.5 CPU-s per run, measured
+as 38% of a queued run's CPU with eight runs at once (benchmarks/forge_parallel.py). Forked from this host, a run
+worker starts with all of that in memory (copy-on-write) and runs exactly what `dagster api execute_run` runs — the
+run-worker entry point Dagster's Docker and Kubernetes launchers start — in a few milliseconds.
+
+Protocol, over the SOCK_SEQPACKET socket whose descriptor the launcher passes (`--fd`): the host sends
+`{"ready": true, "stamp": ...}` once its imports are done; each request `{"input_json": ...}` (a serialized
+ExecuteRunArgs) is answered `{"pid": N}` or `{"error": "..."}`. The host never runs a step itself, holds no
+connection (so a fork shares no socket or file lock with its parent), reaps its children, and exits when the
+launcher's end of the socket closes; runs already forked carry on to their end.
+"""
+
+import argparse
+import atexit
+import importlib
+import json
+import os
+import pkgutil
+import select
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+
+# Imported once here, never again per run: what a forge run's steps import (Dagster's storage and CLI entry point,
+# the forge's modules, the SDKs they use). Modules the runs never need are left out: the CLI's commands, the MCP
+# server and the scale configuration's Celery imports.
+DAGSTER_MODULES = (
+    "dagster",
+    "dagster._cli.api",
+    "dagster._core.storage.runs.sqlite.sqlite_run_storage",
+    "dagster._core.storage.event_log.sqlite.sqlite_event_log",
+    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
+    "dagster._core.storage.local_compute_log_manager",
+    "dagster._core.execution.api",
+    "dagster._core.execution.plan.execute_step",
+)
+LOCATION_MODULES = ("kavi_assets.definitions", "kavi_assets.queue_definitions")
+SKIPPED_PACKAGES = ("kavi_assets.cli", "kavi_assets.serve", "kavi_assets.scale", "kavi_assets.launcher")
+
+
+def forge_modules() -> Iterator[str]:
+    """Every module of the forge package a run may import, by name (not the CLI, the server or the scale setup)."""
+    import kavi_assets
+
+    for info in pkgutil.walk_packages(kavi_assets.__path__, "kavi_assets."):
+        name = info.name
+        if name.endswith(".__main__") or name.startswith(SKIPPED_PACKAGES):
+            continue
+        yield name
+
+
+def code_stamp() -> str:
+    """The forge's source as the host imported it: newest modification time and file count of its .py files. The
+    launcher starts a new host when the stamp on disk differs, so an edited forge is never run from stale memory."""
+    import kavi_assets
+
+    newest, count = 0, 0
+    for folder in kavi_assets.__path__:
+        for root, _dirs, files in os.walk(folder):
+            for f in files:
+                if f.endswith(".py"):
+                    count += 1
+                    try:
+                        newest = max(newest, os.stat(os.path.join(root, f)).st_mtime_ns)
+                    except OSError:
+                        continue
+    return f"{newest}:{count}"
+
+
+def preload() -> list[str]:
+    """Import what a run needs and build the location's definitions; returns the modules that failed to import
+    (a run imports them itself, as it would without the host)."""
+    failed: list[str] = []
+    for name in (*DAGSTER_MODULES, *forge_modules()):
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module a run would fail on too: the run reports it, not the host
+            failed.append(name)
+    for name in LOCATION_MODULES:
+        try:
+            importlib.import_module(name).defs.get_repository_def()
+        except Exception:
+            failed.append(name)
+    return failed
+
+
+def run_worker(input_json: str) -> int:
+    """In the forked child: what `dagster api execute_run INPUT_JSON` does, in this already-loaded interpreter."""
+    from dagster._cli.api import api_cli
+
+    code = 0
+    try:
+        api_cli.main(args=["execute_run", input_json], prog_name="dagster api", standalone_mode=True)
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except BaseException:  # the run's own record carries the error; the exit code says it failed
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        # A fork ends with os._exit: run what an interpreter's exit would (e.g. the ledger's lock figures).
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return code
+
+
+def _fork(request: dict[str, object], ctl: socket.socket) -> int:
+    input_json = request.get("input_json")
+    if not isinstance(input_json, str):
+        raise ValueError("a request names input_json")
+    pid = os.fork()
+    if pid == 0:  # the run worker
+        code = 1
+        try:
+            ctl.close()
+            code = run_worker(input_json)
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def serve(ctl: socket.socket) -> None:
+    failed = preload()
+    threads = threading.active_count()
+    ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "stamp": code_stamp(), "failed": failed,
+                         "threads": threads}).encode())
+    while True:
+        ready, _, _ = select.select([ctl], [], [], 1.0)
+        _reap()
+        if not ready:
+            continue
+        try:
+            raw = ctl.recv(1 << 20)
+        except OSError:
+            return
+        if not raw:
+            return  # the launcher is gone
+        try:
+            reply: dict[str, object] = {"pid": _fork(json.loads(raw), ctl)}
+        except Exception as err:  # a malformed request or a failed fork: the launcher reports it on the run
+            reply = {"error": f"{type(err).__name__}: {err}"[:500]}
+        ctl.send(json.dumps(reply).encode())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m kavi_assets.launcher")
+    parser.add_argument("--fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    ctl = socket.socket(fileno=args.fd)
+    try:
+        serve(ctl)
+    finally:
+        ctl.close()
+
+
+if __name__ == "__main__":
+    main()

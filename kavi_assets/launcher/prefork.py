@@ -1,0 +1,240 @@
+"""PreforkRunLauncher: Dagster's run launcher for the forge's own code location, forking each run worker from a
+host that has already imported Dagster and the forge (kavi_assets/launcher/host.py).
+
+dagster.yaml names it (`run_launcher: module: kavi_assets.launcher, class: PreforkRunLauncher`); the queued-run
+coordinator, its limits, run monitoring and the UI work as with Dagster's default launcher. What changes is only how
+a run worker starts: the default launcher asks the location's code server, which spawns a fresh interpreter per run
+(import dagster, openai, DuckDB, the forge, load the definitions); this one asks its host for a fork. The worker then
+runs Dagster's own run-worker entry point (`dagster api execute_run`), so the run's events, its steps and its end are
+Dagster's.
+
+- Only runs of the forge's location (`kavi_assets.definitions`, `kavi_assets.queue_definitions`) on this Python are
+  forked; any other run goes to Dagster's default launcher, unchanged.
+- The host starts on the first run and again whenever the forge's source changed since it started (a code reload in
+  the UI, an upgrade), so a run never executes stale code. Where the host cannot start, the run goes to the default
+  launcher and the daemon's log says why.
+- Each run is tagged with its worker's pid, host and start time (the tags of kavi_assets/forge/owner.py): the run
+  monitor's worker health check and `terminate` (SIGTERM, which Dagster turns into a cancellation) use them, as do
+  `kavi doctor` and the stale-run sweep.
+
+The run launcher interface is Dagster's extension point for this (dagster-docker and dagster-k8s implement it); its
+base classes live in Dagster's private modules, as theirs do.
+"""
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from dagster import DefaultRunLauncher
+from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
+from dagster._core.storage.dagster_run import DagsterRun
+from dagster._serdes import ConfigurableClass, serialize_value
+from dagster._serdes.config_class import ConfigurableClassData
+
+from kavi_assets.forge.owner import ProcessOwner, hostname, process_start
+from kavi_assets.launcher.host import LOCATION_MODULES, code_stamp
+
+WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host
+START_TIMEOUT_S = 120.0
+_log = logging.getLogger("kavi.launcher")
+
+
+def _same_python(a: str, b: str) -> bool:
+    """The same interpreter of the same environment (`python` and `python3.11` of one virtual environment are)."""
+    if a == b:
+        return True
+    try:
+        return os.path.dirname(a) == os.path.dirname(b) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+class HostUnavailable(RuntimeError):
+    """The run host could not start or stopped answering."""
+
+
+class RunHost:
+    """A client of one host process (thread-safe: one request at a time over its socket)."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._sock = ours
+        self._lock = threading.Lock()
+        # Not a new session: the host and its runs stay in the daemon's process group, so stopping the daemon's
+        # group (as `kavi forge --all` does at its end) stops them too.
+        self.proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher", "--fd", str(theirs.fileno())],
+                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        theirs.close()
+        self._sock.settimeout(START_TIMEOUT_S)
+        try:
+            hello = json.loads(self._sock.recv(1 << 20) or b"{}")
+        except (OSError, ValueError) as err:
+            self.close()
+            raise HostUnavailable(f"the run host did not start: {err}") from None
+        if not hello.get("ready"):
+            self.close()
+            raise HostUnavailable("the run host did not start (it exited before its imports were done)")
+        self._sock.settimeout(30.0)
+        self.stamp = str(hello.get("stamp", ""))
+        self.failed: list[str] = list(hello.get("failed", []))
+        if int(hello.get("threads", 1)) > 1:
+            _log.warning("the run host holds %s threads after its imports: forks copy only the calling thread",
+                         hello.get("threads"))
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self, input_json: str) -> int:
+        with self._lock:
+            try:
+                self._sock.send(json.dumps({"input_json": input_json}).encode())
+                reply = json.loads(self._sock.recv(1 << 20) or b"{}")
+            except (OSError, ValueError) as err:
+                raise HostUnavailable(f"the run host did not answer: {err}") from None
+        if "pid" not in reply:
+            raise HostUnavailable(f"the run host could not fork a run worker: {reply.get('error', 'no answer')}")
+        return int(reply["pid"])
+
+    def close(self) -> None:
+        """Close the socket: the host exits (runs it forked carry on); reap it."""
+        try:
+            self._sock.close()
+        finally:
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class PreforkRunLauncher(RunLauncher, ConfigurableClass):
+    """Runs of the forge's location forked from a preloaded run host; anything else through DefaultRunLauncher."""
+
+    def __init__(self, inst_data: ConfigurableClassData | None = None) -> None:
+        self._inst_data = inst_data
+        self._fallback = DefaultRunLauncher()
+        self._host: RunHost | None = None
+        self._host_lock = threading.Lock()
+        super().__init__()  # type: ignore[no-untyped-call]
+
+    @property
+    def inst_data(self) -> ConfigurableClassData | None:
+        return self._inst_data
+
+    @classmethod
+    def config_type(cls) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData, config_value: Mapping[str, Any]
+                          ) -> "PreforkRunLauncher":
+        return cls(inst_data=inst_data)
+
+    def register_instance(self, instance: Any) -> None:
+        super().register_instance(instance)
+        self._fallback.register_instance(instance)
+
+    # -- which runs are ours
+
+    @staticmethod
+    def forks(run: DagsterRun) -> bool:
+        """True for a run of the forge's location that this Python can execute."""
+        origin = run.job_code_origin
+        if origin is None:
+            return False
+        pointer = origin.repository_origin.code_pointer
+        module = getattr(pointer, "module", None)
+        return module in LOCATION_MODULES and _same_python(origin.executable_path, sys.executable)
+
+    def _running_host(self) -> RunHost:
+        with self._host_lock:
+            host = self._host
+            if host is not None and host.alive and host.stamp == code_stamp():
+                return host
+            if host is not None:
+                host.close()  # stale or dead: its runs carry on; the next ones start from the new code
+                self._host = None
+            self._host = RunHost()
+            if self._host.failed:
+                _log.warning("the run host could not import %s (runs import them themselves)",
+                             ", ".join(self._host.failed[:5]))
+            return self._host
+
+    # -- the launcher interface
+
+    def launch_run(self, context: LaunchRunContext) -> None:
+        run = context.dagster_run
+        if not self.forks(run):
+            self._fallback.launch_run(context)
+            return
+        from dagster._grpc.types import ExecuteRunArgs
+
+        args = ExecuteRunArgs(job_origin=run.job_code_origin, run_id=run.run_id,  # type: ignore[arg-type]
+                              instance_ref=self._instance.get_ref(), set_exit_code_on_failure=True)
+        input_json = serialize_value(args)
+        try:
+            pid = self._running_host().fork(input_json)
+        except HostUnavailable as err:
+            with self._host_lock:
+                if self._host is not None and not self._host.alive:
+                    self._host = None
+            _log.warning("%s; run %s goes to Dagster's default run launcher", err, run.run_id)
+            self._fallback.launch_run(context)
+            return
+        owner = ProcessOwner(pid, hostname(), process_start(pid))
+        self._instance.add_run_tags(run.run_id, {**owner.tags(), WORKER_TAG: "prefork"})
+
+    def _owner(self, run: DagsterRun) -> ProcessOwner | None:
+        if run.tags.get(WORKER_TAG) != "prefork":
+            return None
+        return ProcessOwner.from_tags(run.tags)
+
+    def terminate(self, run_id: str) -> bool:
+        run = self._instance.get_run_by_id(run_id)
+        if run is None or run.is_finished:
+            return False
+        owner = self._owner(run)
+        if owner is None:
+            return bool(self._fallback.terminate(run_id))  # type: ignore[no-untyped-call]
+        if owner.alive() is not True:
+            return False
+        self._instance.report_run_canceling(run)
+        try:
+            os.kill(owner.pid, signal.SIGTERM)  # Dagster's run worker turns it into an interruption: CANCELED
+        except ProcessLookupError:
+            return False
+        return True
+
+    @property
+    def supports_check_run_worker_health(self) -> bool:
+        return True
+
+    def check_run_worker_health(self, run: DagsterRun) -> CheckRunHealthResult:
+        owner = self._owner(run)
+        if owner is None:
+            return CheckRunHealthResult(WorkerStatus.UNKNOWN, "not a forked run worker")
+        alive = owner.alive()
+        if alive is None:
+            return CheckRunHealthResult(WorkerStatus.UNKNOWN, f"the run worker ran on {owner.host}")
+        if alive:
+            return CheckRunHealthResult(WorkerStatus.RUNNING, run_worker_id=str(owner.pid))
+        latest = self._instance.get_run_by_id(run.run_id)
+        if latest is not None and latest.is_finished:
+            return CheckRunHealthResult(WorkerStatus.SUCCESS, run_worker_id=str(owner.pid))
+        return CheckRunHealthResult(WorkerStatus.FAILED, f"the run worker ({owner.describe()}) exited before the "
+                                    "run ended", run_worker_id=str(owner.pid))
+
+    def dispose(self) -> None:
+        with self._host_lock:
+            if self._host is not None:
+                self._host.close()
+                self._host = None
+        self._fallback.dispose()

@@ -1,0 +1,142 @@
+"""Issue 13: the run launcher that forks each forge run worker from a preloaded host (kavi_assets/launcher).
+
+`tests/parallel/test_forge_all.py` shows whole batches executed by forked workers; these tests pin the launcher's
+own promises: which runs it forks, its worker health check for the run monitor, termination, and a host that never
+runs stale code."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, DagsterRunStatus
+from dagster._core.code_pointer import ModuleCodePointer
+from dagster._core.launcher.base import WorkerStatus
+from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
+from dagster._core.storage.dagster_run import DagsterRun
+
+from kavi_assets.forge.owner import ProcessOwner
+from kavi_assets.launcher import PreforkRunLauncher, prefork
+from kavi_assets.launcher.host import code_stamp, forge_modules
+
+
+@pytest.fixture()
+def launcher(tmp_path: Path) -> Iterator[PreforkRunLauncher]:
+    inst = DagsterInstance.ephemeral(tempdir=str(tmp_path))
+    ours = PreforkRunLauncher()
+    ours.register_instance(inst)
+    try:
+        yield ours
+    finally:
+        ours.dispose()
+        inst.dispose()
+
+
+def _origin(module: str, executable: str = sys.executable) -> JobPythonOrigin:
+    pointer = ModuleCodePointer(module, "defs", working_directory=None)
+    return JobPythonOrigin("forge", RepositoryPythonOrigin(executable, pointer))
+
+
+def _run(launcher: PreforkRunLauncher, status: DagsterRunStatus, tags: dict[str, str]) -> DagsterRun:
+    run = DagsterRun(job_name="forge", run_id=str(uuid.uuid4()), status=status, tags=tags)
+    return launcher._instance.add_run(run)
+
+
+def _sleeper() -> "subprocess.Popen[bytes]":
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+
+
+def _worker_tags(pid: int) -> dict[str, str]:
+    owner = ProcessOwner.current() if pid == os.getpid() else ProcessOwner(pid, ProcessOwner.current().host,
+                                                                             prefork.process_start(pid))
+    return {**owner.tags(), prefork.WORKER_TAG: "prefork"}
+
+
+def test_only_runs_of_the_forge_location_on_this_python_are_forked() -> None:
+    def run(origin: JobPythonOrigin | None) -> DagsterRun:
+        return DagsterRun(job_name="forge", run_id="r", job_code_origin=origin)
+
+    assert PreforkRunLauncher.forks(run(_origin("kavi_assets.queue_definitions")))
+    assert PreforkRunLauncher.forks(run(_origin("kavi_assets.definitions")))
+    # `python` and `python3.11` of this environment are the same interpreter.
+    twin = Path(sys.executable).with_name(f"python{sys.version_info.major}.{sys.version_info.minor}")
+    if twin.exists():
+        assert PreforkRunLauncher.forks(run(_origin("kavi_assets.definitions", str(twin))))
+    assert not PreforkRunLauncher.forks(run(_origin("someone_elses.definitions")))
+    assert not PreforkRunLauncher.forks(run(_origin("kavi_assets.definitions", "/nonexistent/python")))
+    assert not PreforkRunLauncher.forks(run(None))
+
+
+def test_worker_health_follows_the_forked_process(launcher: PreforkRunLauncher) -> None:
+    proc = _sleeper()
+    try:
+        run = _run(launcher, DagsterRunStatus.STARTED, _worker_tags(proc.pid))
+        health = launcher.check_run_worker_health(run)
+        assert health.status == WorkerStatus.RUNNING and health.run_worker_id == str(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    health = launcher.check_run_worker_health(run)
+    assert health.status == WorkerStatus.FAILED
+    assert f"pid {proc.pid}" in str(health.msg) and "exited before the run ended" in str(health.msg)
+    # A worker that is gone after its run ended did its job.
+    done = _run(launcher, DagsterRunStatus.SUCCESS, _worker_tags(proc.pid))
+    assert launcher.check_run_worker_health(done).status == WorkerStatus.SUCCESS
+    # A run this launcher did not fork is not judged by it; one on another machine cannot be.
+    assert launcher.check_run_worker_health(_run(launcher, DagsterRunStatus.STARTED, {})).status \
+        == WorkerStatus.UNKNOWN
+    elsewhere = {**_worker_tags(os.getpid()), "kavi/host": "another-machine"}
+    assert launcher.check_run_worker_health(_run(launcher, DagsterRunStatus.STARTED, elsewhere)).status \
+        == WorkerStatus.UNKNOWN
+
+
+def test_a_reused_pid_is_not_taken_for_the_worker(launcher: PreforkRunLauncher) -> None:
+    tags = {**_worker_tags(os.getpid()), "kavi/pid_start": "1"}  # this pid, but a process started at another time
+    run = _run(launcher, DagsterRunStatus.STARTED, tags)
+    assert launcher.check_run_worker_health(run).status == WorkerStatus.FAILED
+
+
+def test_terminate_interrupts_the_worker_and_marks_the_run_canceling(launcher: PreforkRunLauncher) -> None:
+    proc = _sleeper()
+    try:
+        run = _run(launcher, DagsterRunStatus.STARTED, _worker_tags(proc.pid))
+        assert launcher.terminate(run.run_id) is True
+        assert proc.wait(10) == -signal.SIGTERM
+        latest = launcher._instance.get_run_by_id(run.run_id)
+        assert latest is not None and latest.status == DagsterRunStatus.CANCELING
+        # Its worker is gone: nothing more to terminate.
+        assert launcher.terminate(run.run_id) is False
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    finished = _run(launcher, DagsterRunStatus.SUCCESS, _worker_tags(os.getpid()))
+    assert launcher.terminate(finished.run_id) is False
+
+
+@pytest.mark.slow
+def test_the_host_preloads_the_forge_forks_workers_and_restarts_on_new_code(
+        launcher: PreforkRunLauncher, monkeypatch: pytest.MonkeyPatch) -> None:
+    host = launcher._running_host()
+    assert host.alive and host.stamp == code_stamp()
+    # What a forge run imports is in memory before the first fork.
+    assert not set(host.failed) & {"kavi_assets.forge.pipeline", "kavi_assets.queue_definitions"}, host.failed
+    assert "kavi_assets.forge.pipeline" in set(forge_modules())
+    # A request the run worker cannot make sense of still gets its own process, which fails on its own.
+    pid = host.fork("{not a run}")
+    assert pid > 0 and pid != host.proc.pid
+    deadline = time.monotonic() + 30
+    while ProcessOwner(pid, ProcessOwner.current().host, "").alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ProcessOwner(pid, ProcessOwner.current().host, "").alive()
+    # The same code: the same host. Changed code: a new host, and the old one exits.
+    assert launcher._running_host() is host
+    monkeypatch.setattr(prefork, "code_stamp", lambda: "changed")
+    fresh = launcher._running_host()
+    assert fresh is not host and fresh.alive
+    assert host.proc.wait(10) == 0
