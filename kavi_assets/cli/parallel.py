@@ -17,6 +17,7 @@ queued and nothing else. Each run takes its proposal's attempt lock itself (reso
 transactions are serialized across processes by DuckDB's file lock (kavi_assets/ledger/store.py).
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -43,7 +44,7 @@ QUEUE_MODULE = "kavi_assets.queue_definitions"
 DAEMON_START_S = 120.0
 RUN_WAIT_S = 6 * 3600.0
 STALL_S = 120.0  # with someone else's daemon: how long the batch may sit in the queue untouched
-_POLL_S = 0.25
+_POLL_S = 0.5  # each poll reads every pending run's record: a batch of hundreds is polled twice a second
 _FINISHED = ("SUCCESS", "FAILURE", "CANCELED")
 
 
@@ -97,8 +98,29 @@ def _workspace_file(dagster_home: Path) -> Path:
 
 
 @contextmanager
-def queue_daemon(dagster_home: Path) -> Iterator[int | None]:
-    """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home."""
+def queue_daemon(dagster_home: Path, ledger: Path | None = None) -> Iterator[int | None]:
+    """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home; with
+    `ledger`, the batch's runs write through one ledger host (kavi_assets/ledger/host.py)."""
+    with batch_ledger_host(ledger), _queue_daemon(dagster_home) as pid:
+        yield pid
+
+
+@contextmanager
+def batch_ledger_host(ledger: Path | None) -> Iterator[None]:
+    """One writer for the batch: the local ledger file served by a host process while the batch runs (not for the
+    shared DuckLake ledger, whose writers meet in its catalog)."""
+    from kavi_assets.ledger.host import ledger_host
+    from kavi_assets.ledger.store import Ledger
+
+    if ledger is None or Ledger(ledger, migrate=False).lake is not None:
+        yield
+        return
+    with ledger_host(ledger):
+        yield
+
+
+@contextmanager
+def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
     if _daemon_running(instance()):
         yield None
         return
@@ -177,6 +199,7 @@ class RunSubmitter:
         self.workspace = self._process.create_request_context()
         self.location = self.workspace.get_code_location(LOCATION_NAME)
         self.repo = next(iter(self.location.get_repositories().values()))
+        self._plans: dict[tuple[str, str], Any] = {}
 
     def close(self) -> None:
         self._process.__exit__(None, None, None)
@@ -192,8 +215,12 @@ class RunSubmitter:
             all_tags["dagster/partition"] = partition_key
         run_config = {"loggers": {"console": {"config": {"log_level": os.environ.get("KAVI_DAGSTER_LOG",
                                                                                       "CRITICAL")}}}}
-        plan = self.location.get_execution_plan(remote_job, run_config, step_keys_to_execute=None,
-                                                known_state=None, instance=self.instance)
+        # One plan per job: the forge job's plan does not depend on the partition (a batch of 50 built it 50 times).
+        key = (job_name, json.dumps(run_config, sort_keys=True))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self.location.get_execution_plan(
+                remote_job, run_config, step_keys_to_execute=None, known_state=None, instance=self.instance)
         run = self.instance.create_run(
             job_name=job_name, run_id=None, run_config=run_config, status=None, tags=all_tags, root_run_id=None,
             parent_run_id=None, step_keys_to_execute=plan.execution_plan_snapshot.step_keys_to_execute,
@@ -281,7 +308,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
     batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
     by_run: dict[str, str] = {}
-    with queue_daemon(dagster_home) if start_daemon else nullcontext(0) as pid:
+    with queue_daemon(dagster_home, h.ledger_path) if start_daemon else nullcontext(0) as pid:
         try:
             submitter = RunSubmitter()
             try:

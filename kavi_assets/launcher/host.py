@@ -85,7 +85,28 @@ def preload() -> list[str]:
             importlib.import_module(name).defs.get_repository_def()
         except Exception:
             failed.append(name)
+    for name, warm in WARMERS:
+        try:
+            warm()
+        except Exception:
+            failed.append(name)
     return failed
+
+
+def _warm_policy() -> None:
+    from kavi_assets.policy.policy import default_policy
+
+    default_policy()  # parsed and validated once per process, then cached: once here for every fork
+
+
+def _warm_lazy_imports() -> None:
+    # Imported inside functions a run calls (the case generator, the mypy gate's cache key, the model client).
+    for name in ("hypothesis", "hypothesis.strategies", "hypothesis.internal.conjecture.data", "mypy.version",
+                 "openai.resources.chat", "upath", "upath.implementations.local"):
+        importlib.import_module(name)
+
+
+WARMERS = (("the default policy", _warm_policy), ("lazy imports", _warm_lazy_imports))
 
 
 def run_worker(input_json: str) -> int:

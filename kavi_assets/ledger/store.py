@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import duckdb
 
@@ -152,6 +152,10 @@ class Ledger:
         attempts = 0
         while True:
             attempts += 1
+            remote = self._through_host(deadline - time.monotonic())
+            if remote is not None:
+                _note_open(attempts - 1, time.monotonic() - started)
+                return remote
             try:
                 con = duckdb.connect(str(self.path), read_only=read_only)
                 _note_open(attempts - 1, time.monotonic() - started)
@@ -170,6 +174,24 @@ class Ledger:
                 # Full jitter keeps two waiting processes from retrying in lockstep.
                 time.sleep(random.uniform(0, delay))
                 delay = min(delay * 2, 0.5)
+
+    def _through_host(self, wait_s: float) -> duckdb.DuckDBPyConnection | None:
+        """A unit of work at the ledger host, when one serves this file (kavi_assets/ledger/host.py); None when
+        none does (or it just went away): then the file itself."""
+        from kavi_assets.ledger.host import RemoteConnection, find_host
+
+        sock = find_host(self.path)
+        if sock is None:
+            return None
+        try:
+            remote = RemoteConnection(sock, max(wait_s, 0.0))
+        except TimeoutError:
+            raise LedgerLockedError(f"the ledger {self.path} is busy: its host granted no unit of work within "
+                                    f"{self.lock_timeout_s:.0f}s; is a long-running unit of work holding it?") from None
+        except OSError:
+            return None
+        # It offers what the ledger code uses of a connection: execute/executemany, fetchall/fetchone, close.
+        return cast(duckdb.DuckDBPyConnection, remote)
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -29,6 +29,10 @@ LABEL = "kavi-recorded-model (replay, not a live model)"
 FINGERPRINT = "kavi-recorded-replay"
 MAX_LATENCY_S = 2.0
 
+# libyaml's safe loader where PyYAML was built with it (the same safe subset, ~8x faster to parse the
+# policy and the cassettes), else the pure-Python one.
+SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class CassetteError(ValueError):
     """A cassette file that cannot be used; the message names the file."""
@@ -118,7 +122,7 @@ def load_cassettes(directory: Path) -> CassetteIndex:
     cassettes: list[Cassette] = []
     for path in sorted(directory.glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
             cassettes.append(Cassette.model_validate(data))
         except yaml.YAMLError as err:
             raise CassetteError(f"{path.name}: not valid YAML: {err}") from None

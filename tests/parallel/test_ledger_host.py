@@ -1,0 +1,148 @@
+"""Issue 13, item 1: the ledger's writes funnelled through one writer (kavi_assets/ledger/host.py). While a host
+serves the file, every process's unit of work goes through it — one transaction at a time, rolled back whole when it
+fails or its process dies — and no process meets DuckDB's file lock."""
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kavi_assets.ledger import host as ledger_host_module
+from kavi_assets.ledger.host import decode, encode, find_host, host_file, ledger_host
+from kavi_assets.ledger.records import ForgeRecords
+from kavi_assets.ledger.store import Ledger, LedgerLockedError
+
+WRITER = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from kavi_assets.ledger.records import ForgeRecords
+    from kavi_assets.ledger.store import Ledger, lock_stats
+    rec = ForgeRecords(Ledger(Path(sys.argv[1])))
+    me, n = int(sys.argv[2]), int(sys.argv[3])
+    for i in range(n):
+        with rec.session():
+            rec.outcome_counts("READ_ONLY/simple")
+            rec.record_model_outcome(build_id=f"w{me}-{i}", name=f"p{me}", model="coder-a",
+                                     task_type="READ_ONLY/simple", success=i % 2 == 0, failure_kind=None,
+                                     latency_ms=None, tokens=None, cost_usd=None)
+    print(json.dumps(lock_stats))
+""")
+
+
+def test_values_cross_the_socket_with_their_types() -> None:
+    values = [None, True, 3, 2.5, "text", dt.datetime(2026, 11, 25, 3, 4, 5, 6, tzinfo=dt.UTC),
+              dt.datetime(2026, 1, 2), dt.date(2026, 1, 2), dt.time(1, 2, 3), dt.timedelta(days=2, seconds=5),
+              Decimal("1.50"), b"\x00bytes", uuid.UUID(int=7), [1, [2, "x"]], {"a": 1, 2: [None]}, (1, "t")]
+    assert decode(json.loads(json.dumps(encode(values)))) == values
+    with pytest.raises(TypeError, match="cannot carry a object"):
+        encode(object())
+    with pytest.raises(ValueError, match="unknown value tag"):
+        decode({"$": "pickle", "v": "..."})
+
+
+def test_a_host_serves_every_unit_of_work_and_leaves_the_file_whole(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    with ledger_host(path) as pid:
+        assert pid is not None and find_host(path) is not None
+        doc = json.loads(host_file(path).read_text())
+        assert doc["pid"] == pid and os.stat(Path(doc["socket"]).parent).st_mode & 0o077 == 0  # a private folder
+        led = Ledger(path)
+        with led.connect() as con:
+            con.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, ts TIMESTAMPTZ, note VARCHAR)")
+            con.execute("INSERT INTO t VALUES (?, ?, ?)", [1, dt.datetime(2026, 1, 1, tzinfo=dt.UTC), "one"])
+            con.executemany("INSERT INTO t VALUES ($k, now(), $n)", [{"k": 2, "n": "two"}, {"k": 3, "n": "three"}])
+            assert con.execute("SELECT count(*) FROM t").fetchone() == (3,)
+        # DuckDB's own errors come back as DuckDB's exception classes, and the unit is rolled back whole.
+        with pytest.raises(duckdb.ConstraintException), led.connect() as con:
+            con.execute("INSERT INTO t VALUES (4, now(), 'four')")
+            con.execute("INSERT INTO t VALUES (1, now(), 'again')")
+        with led.connect() as con:
+            rows = con.execute("SELECT k, ts, note FROM t ORDER BY k").fetchall()
+            assert [r[0] for r in rows] == [1, 2, 3]
+            assert rows[0][1] == dt.datetime(2026, 1, 1, tzinfo=dt.UTC) and rows[0][2] == "one"
+            assert con.execute("SELECT k FROM t WHERE k > 5").fetchone() is None
+        # Another process reads through the host instead of meeting the lock.
+        out = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                              "from kavi_assets.ledger.store import Ledger\n"
+                              "with Ledger(Path(sys.argv[1]), lock_timeout_s=5).connect() as con:\n"
+                              "    print(con.execute('SELECT count(*) FROM t').fetchone()[0])", str(path)],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 0 and out.stdout.strip() == "3", out.stderr
+    # The host is gone, its file and socket with it; the file holds every committed row.
+    assert not host_file(path).exists() and find_host(path) is None
+    assert not Path(doc["socket"]).exists()
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM t").fetchone() == (3,)
+    finally:
+        con.close()
+
+
+def test_a_client_that_dies_mid_unit_leaves_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    with ledger_host(path):
+        led = Ledger(path)
+        with led.connect() as con:
+            con.execute("CREATE TABLE t (k INTEGER)")
+        code = ("import os, sys; from pathlib import Path; from kavi_assets.ledger.store import Ledger\n"
+                "ctx = Ledger(Path(sys.argv[1])).connect(); con = ctx.__enter__()\n"
+                "con.execute('INSERT INTO t VALUES (1)')\n"
+                "os._exit(9)")
+        died = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=60, check=False)
+        assert died.returncode == 9
+        with led.connect() as con:  # the dead unit's session was released, and its insert rolled back
+            assert con.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def test_a_unit_that_waits_too_long_gets_the_locked_error(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    with ledger_host(path):
+        holder = Ledger(path)
+        with holder.connect() as con:
+            con.execute("SELECT 1")
+            with pytest.raises(LedgerLockedError, match="granted no unit of work within 1s"), \
+                    Ledger(path, lock_timeout_s=1.0).connect():
+                pass
+
+
+def test_a_second_host_for_the_same_file_is_not_started(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    with ledger_host(path) as first, ledger_host(path) as second:
+        assert first is not None and second is None
+
+
+def test_a_stale_host_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    host_file(path).write_text(json.dumps({"socket": str(tmp_path / "gone"), "pid": 2 ** 22 - 3, "host": "",
+                                           "start": ""}))
+    assert find_host(path) is None
+    with Ledger(path, lock_timeout_s=2).connect() as con:  # straight to the file
+        assert con.execute("SELECT 42").fetchone() == (42,)
+    assert ledger_host_module.HOST_SUFFIX == ".host"
+
+
+@pytest.mark.slow  # eight Python processes
+def test_eight_writer_processes_through_the_host(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    writers, n = 8, 25
+    with ledger_host(path):
+        procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(w), str(n)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for w in range(writers)]
+        stats = []
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err[-2000:]
+            assert "lock" not in err.lower(), err
+            stats.append(json.loads(out))
+    rows = ForgeRecords(Ledger(path)).model_outcomes()
+    assert len(rows) == writers * n and len({r["build_id"] for r in rows}) == writers * n
+    # Every unit went through the host: opened without a single retry at the file lock.
+    assert sum(s["opens"] for s in stats) >= writers * n and sum(s["retries"] for s in stats) == 0
