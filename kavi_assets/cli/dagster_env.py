@@ -1,7 +1,7 @@
 """The Dagster side of the CLI: a persistent DAGSTER_HOME, dynamic partitions, and in-process forge runs."""
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,11 +135,18 @@ def instance() -> Any:
 
 
 def add_partition(name: str) -> bool:
+    return bool(add_partitions([name]))
+
+
+def add_partitions(names: Sequence[str]) -> list[str]:
+    """Add the proposals' partitions that are missing, with one instance (opening one costs a tenth of a second);
+    returns the names added."""
     inst = instance()
-    if inst.has_dynamic_partition("proposals", name):
-        return False
-    inst.add_dynamic_partitions("proposals", [name])
-    return True
+    known = set(inst.get_dynamic_partitions("proposals"))
+    missing = list(dict.fromkeys(n for n in names if n not in known))
+    if missing:
+        inst.add_dynamic_partitions("proposals", missing)
+    return missing
 
 
 @dataclass(frozen=True)

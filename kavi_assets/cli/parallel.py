@@ -285,7 +285,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
                  on_done: Any = None, start_daemon: bool = True) -> list[dict[str, Any]]:
     """Forge every item through the Dagster queue, at most `settings.max_runs` at once; the outcomes in the items'
     order, each as `kavi forge --json` gives it. Without `start_daemon` the caller runs queue_daemon around it."""
-    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, sweep_before_launch
+    from kavi_assets.cli.dagster_env import add_partitions, ensure_dagster_home, sweep_before_launch
     from kavi_assets.cli.main import _records, forge_outcome
     from kavi_assets.config import validate_config
 
@@ -303,7 +303,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     records = _records(h)
     for name in names:
         records.require_proposal(name)
-        add_partition(name)
+    add_partitions(names)
     sweep_before_launch(h)
     # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
     batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
