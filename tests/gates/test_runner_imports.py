@@ -59,3 +59,45 @@ def test_a_network_skill_gets_httpx_without_its_command_line_client(tmp_path: Pa
     results, loaded = _run(tmp_path, "http_get_json")
     assert results and "httpx" in loaded
     assert not [m for m in loaded if m.split(".")[0] in ("click", "rich", "pygments")], loaded
+
+
+# -- the pytest gate ------------------------------------------------------------------------------------------------
+
+# What the builder's test module finds already imported when pytest imports it: the skill contract's modules
+# must be there (imported before coverage starts, so their import is not traced: every skill imports them).
+PRELOAD_PROBE = '''import sys
+
+PRELOADED = sorted(m for m in ("pydantic", "kavi_assets.skills.base") if m in sys.modules)
+
+
+def test_the_contract_modules_came_before_the_tests() -> None:
+    assert PRELOADED == ["kavi_assets.skills.base", "pydantic"], PRELOADED
+'''
+
+
+def test_the_pytest_gate_imports_the_skill_contract_before_coverage_starts(tmp_path: Path) -> None:
+    from kavi_assets.gates.testing import pytest_and_coverage
+    from kavi_assets.sandbox.runner import Limits
+
+    answer = ROOT / "examples" / "answers" / "word_count" / "1"
+    tests = PRELOAD_PROBE + "\n\n" + (answer / "test.py").read_text()
+    (tmp_path / "skills").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "skills" / "word_count.py").write_bytes((answer / "skill.py").read_bytes())
+    (tmp_path / "tests" / "test_skill_word_count.py").write_text(tests)
+    pt, cov = pytest_and_coverage(tmp_path, "word_count", Limits(wall_s=60), 80.0)
+    assert pt.ok, (pt.reason, pt.messages)
+    # The skill's own lines are measured as before: its import comes after coverage started.
+    assert cov.ok and cov.details["percent"] == 100.0, (cov.reason, cov.details)
+
+
+def test_sandboxed_jobs_load_no_pydantic_plugins(tmp_path: Path) -> None:
+    """pydantic looks for plugins in every installed distribution's entry points when the first model is built
+    (a few ms per job, and third-party code in the job's process): a gate job needs none."""
+    from kavi_assets.sandbox.runner import Limits, run_sandboxed
+
+    code = ("import os, pydantic; from pydantic.plugin import _loader; "
+            "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), list(_loader.get_plugins()))")
+    res = run_sandboxed([sys.executable, "-c", code], cwd=tmp_path, limits=Limits(wall_s=60))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["__all__", "[]"], res.stdout
