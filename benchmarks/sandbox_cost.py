@@ -39,10 +39,14 @@ from kavi_assets.sandbox import jail, runner
 ROOT = Path(__file__).resolve().parents[1]
 CPUACCT_ROOT = Path("/sys/fs/cgroup/cpuacct")
 ACCEPTANCE_RUNNER = "kavi_assets.gates.acceptance_runner"
-# The acceptance runner's start before the cuts, rebuilt: it imported httpx (and with it httpx's command line
-# client: click, rich, pygments) before anything else, for every skill.
+# The gate jobs' start before the cuts, rebuilt: the acceptance runner imported httpx (and with it httpx's command
+# line client: click, rich, pygments) before anything else, for every skill; the pytest plugin started coverage
+# before the skill contract's modules were imported (so their import was traced); pydantic looked for plugins.
 BASELINE_ACCEPTANCE = ("import httpx, runpy; "
                        f"runpy.run_module({ACCEPTANCE_RUNNER!r}, run_name='__main__', alter_sys=True)")
+BASELINE_PYTEST = ("import sys, pytest, kavi_assets.gates.pytest_report as plugin; plugin.CONTRACT_MODULES = (); "
+                   "sys.exit(pytest.console_main())")
+BASELINE_ENV = {"PYDANTIC_DISABLE_PLUGINS": ""}
 JOB_KINDS = ("acceptance", "independent", "pytest", "mypy", "ruff")
 
 
@@ -103,6 +107,8 @@ def baseline_argv(argv: Sequence[str]) -> list[str]:
     """The command line as it was before the start-up cuts (see BASELINE_ACCEPTANCE)."""
     if list(argv[1:3]) == ["-m", ACCEPTANCE_RUNNER]:
         return [argv[0], "-c", BASELINE_ACCEPTANCE, *argv[3:]]
+    if list(argv[1:3]) == ["-m", "pytest"]:
+        return [argv[0], "-c", BASELINE_PYTEST, *argv[3:]]
     return list(argv)
 
 
@@ -169,8 +175,11 @@ class CpuMeter:
         def wrap(real: Callable[..., Any]) -> Callable[..., Any]:
             def metered(argv: Sequence[str], **kwargs: Any) -> Any:
                 meter.local.kind = job_kind(argv, Path(kwargs["cwd"]))
+                if meter.baseline:
+                    argv = baseline_argv(argv)
+                    kwargs["env_extra"] = {**(kwargs.get("env_extra") or {}), **BASELINE_ENV}
                 try:
-                    return real(baseline_argv(argv) if meter.baseline else list(argv), **kwargs)
+                    return real(list(argv), **kwargs)
                 finally:
                     meter.local.kind = None
             return metered
@@ -248,8 +257,9 @@ def print_cpu(figures: dict[str, dict[str, list[float]]], what: str) -> None:
         b, n = statistics.median(base[kind]), statistics.median(now[kind])
         label = "all jobs of a proposal" if kind == "verification" else kind
         print(f"{label:<22} {len(now[kind]):>5} {b:>9.3f} {n:>8.3f} {100 * (n - b) / b:>+7.1f}%")
-    print("(baseline: the same run with the gate command lines as they were before: the acceptance runner "
-          "imported httpx and its command line client for every skill)")
+    print("(baseline: the same run with the gate jobs started as before: the acceptance runner imported httpx and "
+          "its command line client for every skill, the pytest plugin traced the import of pydantic, pydantic "
+          "looked for plugins)")
 
 
 def main() -> None:
