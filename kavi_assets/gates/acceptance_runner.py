@@ -34,8 +34,25 @@ RESULT_PREFIX = "KAVI-ACCEPTANCE-RESULT:"
 MAX_OUTPUT_CHARS = 200_000
 
 
+def _import_httpx() -> None:
+    """httpx, for a NETWORK skill only, and without its command line client: `httpx/__init__` imports the client
+    (click, rich, pygments: more start-up CPU than the rest of a job) in a `try/except ImportError`, and a None
+    entry in `sys.modules` makes that import fail at once. The entry is removed again afterwards."""
+    if "httpx" in sys.modules:
+        return
+    blocked = "httpx._main" not in sys.modules
+    if blocked:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx  # noqa: F401
+    finally:
+        if blocked and sys.modules.get("httpx._main", 0) is None:
+            del sys.modules["httpx._main"]
+
+
 def _fixture_transport(responses: dict[str, Any]) -> Any:
     """An httpx transport answering GETs from the fixtures by normalised URL; anything else is a 404."""
+    _import_httpx()
     import httpx
 
     from kavi_assets.runtime.handles import normalize_url
@@ -232,8 +249,8 @@ def result_channel(nonce: str) -> Callable[[dict[str, Any]], None]:
 
 
 def main() -> None:
-    # The tools first: the forge may hold the job back until the builder's tests have finished.
-    import httpx  # noqa: F401
+    # The tools first: the forge may hold the job back until the builder's tests have finished. Not httpx: each
+    # job is a fresh interpreter, and only a NETWORK skill's fixtures need it (see _import_httpx).
     import pydantic  # noqa: F401
 
     import kavi_assets.runtime.handles

@@ -83,7 +83,7 @@ def run_job(job: dict[str, Any], emit: Any) -> int:
 
 
 def main() -> None:
-    import httpx  # noqa: F401
+    # Not httpx: only a NETWORK child's fixtures need it (acceptance_runner._import_httpx, when they are built).
     import pydantic  # noqa: F401
 
     import kavi_assets.decompose.composition

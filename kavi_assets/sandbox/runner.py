@@ -90,6 +90,9 @@ def scrubbed_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
+        # No pydantic plugins: finding them reads every installed distribution's entry points in each job (a fresh
+        # interpreter), and a gate job runs no third-party hooks it did not ask for.
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
         "NO_COLOR": "1",
     }
     env.update(extra or {})
