@@ -38,6 +38,7 @@ from kavi_assets.config import (
 )
 from kavi_assets.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
 from kavi_assets.home import KaviHome
+from kavi_assets.launcher.host import PRESTART_ENV
 
 LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
 QUEUE_MODULE = "kavi_assets.queue_definitions"
@@ -131,6 +132,7 @@ def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
     logs = dagster_home / "logs"
     logs.mkdir(exist_ok=True)
     with shared_recorded_model() as env:
+        env[PRESTART_ENV] = "1"  # this daemon launches a batch now: its run host imports while the daemon starts
         log = (logs / "kavi-queue-daemon.log").open("ab")
         proc = subprocess.Popen([str(exe), "run", "-w", str(_workspace_file(dagster_home)), "--log-level", "warning"],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
@@ -322,7 +324,8 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
         except BaseException:
             _cancel_queued(list(by_run))  # interrupted: what has not started does not start later, unasked
             raise
-    outs = {by_run[rid]: forge_outcome(h, records, by_run[rid], run) for rid, run in finished.items()}
+        # Read while the batch's ledger host still serves the file: no file to open per proposal.
+        outs = {by_run[rid]: forge_outcome(h, records, by_run[rid], run) for rid, run in finished.items()}
     return [outs[n] for n in names]
 
 

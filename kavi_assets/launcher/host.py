@@ -40,6 +40,9 @@ DAGSTER_MODULES = (
     "dagster._core.execution.plan.execute_step",
 )
 LOCATION_MODULES = ("kavi_assets.definitions", "kavi_assets.queue_definitions")
+# Set by `kavi forge --all` for the daemon it starts: the launcher starts its host as soon as the daemon creates it,
+# so the batch's first runs do not wait for the host's imports. Elsewhere the host starts with the first run.
+PRESTART_ENV = "KAVI_RUN_HOST_PRESTART"
 SKIPPED_PACKAGES = ("kavi_assets.cli", "kavi_assets.serve", "kavi_assets.scale", "kavi_assets.launcher")
 
 

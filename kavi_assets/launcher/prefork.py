@@ -39,7 +39,7 @@ from dagster._serdes import ConfigurableClass, serialize_value
 from dagster._serdes.config_class import ConfigurableClassData
 
 from kavi_assets.forge.owner import ProcessOwner, hostname, process_start
-from kavi_assets.launcher.host import LOCATION_MODULES, code_stamp
+from kavi_assets.launcher.host import LOCATION_MODULES, PRESTART_ENV, code_stamp
 
 WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host
 START_TIMEOUT_S = 120.0
@@ -141,6 +141,14 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
     def register_instance(self, instance: Any) -> None:
         super().register_instance(instance)
         self._fallback.register_instance(instance)
+        if os.environ.get(PRESTART_ENV) == "1":
+            threading.Thread(target=self._prestart, name="kavi-run-host-prestart", daemon=True).start()
+
+    def _prestart(self) -> None:
+        try:
+            self._running_host()
+        except HostUnavailable as err:
+            _log.warning("%s (the first run will try again)", err)
 
     # -- which runs are ours
 

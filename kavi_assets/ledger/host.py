@@ -294,7 +294,7 @@ class LedgerHost:
             sock.close()
 
     def serve(self) -> None:
-        self.server.settimeout(1.0)
+        self.server.settimeout(0.2)  # how soon a stop request is seen
         while not self.stop.is_set():
             try:
                 sock, _ = self.server.accept()
