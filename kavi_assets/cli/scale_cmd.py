@@ -154,10 +154,11 @@ def ledger_summary(records: Any) -> dict[str, Any]:
 
 def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 2, timeout_s: float = 600.0,
                 settings: dict[str, str] | None = None, promote: bool = True, cli_checks: bool = True,
-                say: Callable[[str], None] = lambda _: None) -> ScaleResult:
+                say: Callable[[str], None] = lambda _: None, retry_rounds: int = MAX_ROUNDS) -> ScaleResult:
     """Start PostgreSQL, Redis and `workers` Celery workers on loopback, forge every proposal in `proposals` through
     them (first attempts, then the retry sensor's requests, as `kavi demo` does), approve and promote what verified
-    (`promote`), run `kavi verify` and `kavi lineage` against the shared ledger (`cli_checks`), and stop everything
+    (`promote`; `retry_rounds=0` forges the first attempts only, as `kavi forge --all` does), run `kavi verify` and
+    `kavi lineage` against the shared ledger (`cli_checks`), and stop everything
     started. `settings` are extra environment variables for this process and the workers (e.g. the recorded model's
     speed or latency). A benchmark compares `forge_s` (and the verdicts) with a sequential run."""
     from kavi_assets.ledger.lake import close_lakes
@@ -214,7 +215,7 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
         wait_ready(procs)
         worker_pids = {name: p.pid for name, (p, _) in procs.items()}
         say("workers       " + ", ".join(f"{n} pid {pid}" for n, pid in worker_pids.items()))
-        verdicts, runs, summary, forge_s = _forge_all(files, timeout_s, say, promote)
+        verdicts, runs, summary, forge_s = _forge_all(files, timeout_s, say, promote, retry_rounds)
         elapsed = time.monotonic() - started
         checks: dict[str, tuple[int, Any]] = {}
         if cli_checks:
@@ -237,8 +238,8 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None],
-               promote: bool) -> tuple[dict[str, str], list[RunInfo], dict[str, Any], float]:
+def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], promote: bool,
+               retry_rounds: int = MAX_ROUNDS) -> tuple[dict[str, str], list[RunInfo], dict[str, Any], float]:
     import dagster as dg
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
@@ -275,7 +276,7 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None],
     home_res = SkillsHomeResource(root=str(home.root))
     gates_res = GateRunnerResource(retry_backoff_s=0.0)
     cursor: str | None = None
-    for _ in range(MAX_ROUNDS):
+    for _ in range(max(0, min(retry_rounds, MAX_ROUNDS))):
         requests, cursor = _retry_requests(home_res, gates_res, cursor)
         if not requests:
             break
