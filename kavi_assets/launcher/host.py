@@ -21,6 +21,7 @@ import json
 import os
 import pkgutil
 import select
+import signal
 import socket
 import sys
 import threading
@@ -195,6 +196,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m kavi_assets.launcher")
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
+    # Stopping the daemon's process group stops the host, even where the daemon was started with these ignored.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     ctl = socket.socket(fileno=args.fd)
     try:
         serve(ctl)

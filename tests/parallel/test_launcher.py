@@ -48,7 +48,10 @@ def _run(launcher: PreforkRunLauncher, status: DagsterRunStatus, tags: dict[str,
 
 
 def _sleeper() -> "subprocess.Popen[bytes]":
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    # SIGTERM's default action restored: a shell may have started this test run with it ignored, and a child
+    # inherits that (a real run worker installs Dagster's own handler).
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_DFL); time.sleep(120)"
+    return subprocess.Popen([sys.executable, "-c", code])
 
 
 def _worker_tags(pid: int) -> dict[str, str]:

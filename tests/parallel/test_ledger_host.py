@@ -7,34 +7,18 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import uuid
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
+from ledger_support import run_writers
 
 from kavi_assets.ledger import host as ledger_host_module
 from kavi_assets.ledger.host import decode, encode, find_host, host_file, ledger_host
 from kavi_assets.ledger.records import ForgeRecords
 from kavi_assets.ledger.store import Ledger, LedgerLockedError
-
-WRITER = textwrap.dedent("""
-    import json, sys
-    from pathlib import Path
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger, lock_stats
-    rec = ForgeRecords(Ledger(Path(sys.argv[1])))
-    me, n = int(sys.argv[2]), int(sys.argv[3])
-    for i in range(n):
-        with rec.session():
-            rec.outcome_counts("READ_ONLY/simple")
-            rec.record_model_outcome(build_id=f"w{me}-{i}", name=f"p{me}", model="coder-a",
-                                     task_type="READ_ONLY/simple", success=i % 2 == 0, failure_kind=None,
-                                     latency_ms=None, tokens=None, cost_usd=None)
-    print(json.dumps(lock_stats))
-""")
 
 
 def test_values_cross_the_socket_with_their_types() -> None:
@@ -134,14 +118,7 @@ def test_eight_writer_processes_through_the_host(tmp_path: Path) -> None:
     path = tmp_path / "ledger.duckdb"
     writers, n = 8, 25
     with ledger_host(path):
-        procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(w), str(n)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for w in range(writers)]
-        stats = []
-        for p in procs:
-            out, err = p.communicate(timeout=300)
-            assert p.returncode == 0, err[-2000:]
-            assert "lock" not in err.lower(), err
-            stats.append(json.loads(out))
+        stats = run_writers(path, writers, n)
     rows = ForgeRecords(Ledger(path)).model_outcomes()
     assert len(rows) == writers * n and len({r["build_id"] for r in rows}) == writers * n
     # Every unit went through the host: opened without a single retry at the file lock.
