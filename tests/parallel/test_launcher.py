@@ -50,8 +50,12 @@ def _run(launcher: PreforkRunLauncher, status: DagsterRunStatus, tags: dict[str,
 def _sleeper() -> "subprocess.Popen[bytes]":
     # SIGTERM's default action restored: a shell may have started this test run with it ignored, and a child
     # inherits that (a real run worker installs Dagster's own handler).
-    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_DFL); time.sleep(120)"
-    return subprocess.Popen([sys.executable, "-c", code])
+    # It says so once the default is back: a SIGTERM sent before that would be discarded.
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_DFL); print('ready', flush=True); " \
+           "time.sleep(120)"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
 
 
 def _worker_tags(pid: int) -> dict[str, str]:
