@@ -15,7 +15,6 @@ launcher's end of the socket closes; runs already forked carry on to their end.
 
 import argparse
 import atexit
-import contextlib
 import importlib
 import json
 import os
@@ -27,18 +26,21 @@ import sys
 import threading
 from collections.abc import Iterator
 
-# Imported once here, never again per run: what a forge run's steps import (Dagster's storage and CLI entry point,
-# the forge's modules, the SDKs they use). Modules the runs never need are left out: the CLI's commands, the MCP
-# server and the scale configuration's Celery imports.
-DAGSTER_MODULES = (
-    "dagster",
-    "dagster._cli.api",
-    "dagster._core.storage.runs.sqlite.sqlite_run_storage",
+# Imported once here, never again per run, besides the forge's own modules: Dagster's storage and run-worker entry
+# point, and what the forge imports inside functions (the case generator, the mypy gate's cache key, the model
+# client's SDK). Measured: what forked runs still imported, by comparing sys.modules at their end with the host's.
+# One this installation lacks (httpcore2 or httpcore: the HTTP core of the installed openai SDK) is skipped.
+RUN_MODULES = (
+    "dagster", "dagster._cli.api", "dagster._core.storage.runs.sqlite.sqlite_run_storage",
     "dagster._core.storage.event_log.sqlite.sqlite_event_log",
-    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
-    "dagster._core.storage.local_compute_log_manager",
-    "dagster._core.execution.api",
-    "dagster._core.execution.plan.execute_step",
+    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage", "dagster._core.storage.local_compute_log_manager",
+    "dagster._core.execution.api", "dagster._core.execution.plan.execute_step", "dagster._core.instance.factory",
+    "dagster._core.storage.sqlite_storage", "dagster._core.storage.migration.utils",
+    "dagster._core.executor.in_process", "dagster._core.execution.plan.active",
+    "hypothesis", "hypothesis.strategies", "hypothesis.internal.conjecture.data", "mypy.version", "upath",
+    "upath.implementations.local", "openai.resources.chat.completions.completions", "openai.lib.streaming.chat",
+    "openai.pagination", "jiter", "h11", "anyio", "anyio.streams.tls", "truststore", "encodings.idna",
+    "ruff._find_ruff", "httpcore2", "httpcore2._sync.connection_pool", "httpcore2._sync.http11", "httpcore",
 )
 LOCATION_MODULES = ("kavi_assets.definitions", "kavi_assets.queue_definitions")
 # Set by `kavi forge --all` for the daemon it starts: the launcher starts its host as soon as the daemon creates it,
@@ -77,12 +79,15 @@ def code_stamp() -> str:
 
 
 def preload() -> list[str]:
-    """Import what a run needs and build the location's definitions; returns the modules that failed to import
-    (a run imports them itself, as it would without the host)."""
+    """Import what a run needs, build the location's definitions and parse the default policy (cached per process:
+    once here for every fork); returns what failed (a run imports or builds it itself, as without the host)."""
     failed: list[str] = []
-    for name in (*DAGSTER_MODULES, *forge_modules()):
+    for name in (*RUN_MODULES, *forge_modules()):
         try:
             importlib.import_module(name)
+        except ImportError:
+            if name.startswith("kavi_assets."):
+                failed.append(name)
         except Exception:  # a module a run would fail on too: the run reports it, not the host
             failed.append(name)
     for name in LOCATION_MODULES:
@@ -90,36 +95,13 @@ def preload() -> list[str]:
             importlib.import_module(name).defs.get_repository_def()
         except Exception:
             failed.append(name)
-    for name, warm in WARMERS:
-        try:
-            warm()
-        except Exception:
-            failed.append(name)
+    try:
+        from kavi_assets.policy.policy import default_policy
+
+        default_policy()
+    except Exception:
+        failed.append("the default policy")
     return failed
-
-
-def _warm_policy() -> None:
-    from kavi_assets.policy.policy import default_policy
-
-    default_policy()  # parsed and validated once per process, then cached: once here for every fork
-
-
-def _warm_lazy_imports() -> None:
-    # Imported inside functions a run calls (the case generator, the mypy gate's cache key, the model client).
-    # Measured: the modules a forked run still imported, listed by comparing sys.modules at its end with the host's
-    # (httpcore2 or httpcore: the HTTP core of the installed openai SDK). One this installation lacks is skipped.
-    for name in ("hypothesis", "hypothesis.strategies", "hypothesis.internal.conjecture.data", "mypy.version",
-                 "upath", "upath.implementations.local", "openai.resources.chat.completions.completions",
-                 "openai.lib.streaming.chat", "openai.pagination", "jiter", "h11", "anyio", "anyio.streams.tls",
-                 "truststore", "encodings.idna", "ruff._find_ruff", "dagster._core.instance.factory",
-                 "dagster._core.storage.sqlite_storage", "dagster._core.storage.migration.utils",
-                 "dagster._core.executor.in_process", "dagster._core.execution.plan.active", "httpcore2",
-                 "httpcore2._sync.connection_pool", "httpcore2._sync.http11", "httpcore"):
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-
-
-WARMERS = (("the default policy", _warm_policy), ("lazy imports", _warm_lazy_imports))
 
 
 def run_worker(input_json: str) -> int:

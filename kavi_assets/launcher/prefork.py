@@ -190,10 +190,7 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
         input_json = serialize_value(args)
         try:
             pid = self._running_host().fork(input_json)
-        except HostUnavailable as err:
-            with self._host_lock:
-                if self._host is not None and not self._host.alive:
-                    self._host = None
+        except HostUnavailable as err:  # a dead host is replaced at the next launch (_running_host)
             _log.warning("%s; run %s goes to Dagster's default run launcher", err, run.run_id)
             self._fallback.launch_run(context)
             return

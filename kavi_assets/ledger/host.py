@@ -234,15 +234,12 @@ class LedgerHost:
         from kavi_assets.ledger.store import Ledger
 
         Ledger(ledger, lake=False).migrate()  # the schema is current before the first client's unit of work
-        self.ledger = ledger
         self.con = duckdb.connect(str(ledger))
         self.session = threading.Lock()
         self.stop = threading.Event()
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(socket_path)
         self.server.listen(128)
-        self.socket_path = socket_path
-        self.units = 0
 
     def _rollback(self) -> None:
         with contextlib.suppress(duckdb.Error):
@@ -289,7 +286,6 @@ class LedgerHost:
         finally:
             if granted:
                 self._rollback()  # a unit that ended without COMMIT leaves nothing behind
-                self.units += 1
                 self.session.release()
             sock.close()
 

@@ -24,14 +24,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kavi_assets.config import recorded_latency_s
+from kavi_assets.proposals.bounds import SAFE_LOADER
 
 LABEL = "kavi-recorded-model (replay, not a live model)"
 FINGERPRINT = "kavi-recorded-replay"
 MAX_LATENCY_S = 2.0
-
-# libyaml's safe loader where PyYAML was built with it (the same safe subset, ~8x faster to parse the
-# policy and the cassettes), else the pure-Python one.
-SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CassetteError(ValueError):

@@ -8,16 +8,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from kavi_assets.proposals.bounds import SAFE_LOADER
+
 DEFAULT_POLICY = Path(__file__).resolve().parent / "default_policy.yaml"
 # The capability map of the standard library (and the third-party modules a skill may meet): the `modules` section
 # of the default policy, kept in its own file because it is long.
 CAPABILITY_MAP = Path(__file__).resolve().parent / "capability_map.yaml"
 Verdict = Literal["pure", "mixed", "needs", "refused"]
 IMPORTABLE: tuple[Verdict, ...] = ("pure", "mixed")
-
-# libyaml's safe loader where PyYAML was built with it (the same safe subset, ~8x faster to parse the
-# policy and the cassettes), else the pure-Python one.
-SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class PolicyError(ValueError):
