@@ -185,6 +185,7 @@ _CHECKS: tuple[Callable[[Mapping[str, str]], object], ...] = (
     lambda e: _flag(e, "KAVI_WARM_RUNNER", "use the warm gate runner"),
     _dagster_log,
     _evidence_levels,
+    lambda e: _gate_slots(e),
     lambda e: env_int(e, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0, example="40"),
     lambda e: env_float(e, "KAVI_EVIDENCE_BUDGET_S", EVIDENCE_BUDGET_S, example="15"),
     lambda e: _search(e),  # KAVI_SEARCH_DUPLICATE_SCORE, KAVI_EMBEDDINGS_URL/_MODEL (kavi_assets.search)
@@ -202,6 +203,12 @@ def _search(environ: Mapping[str, str]) -> None:
     from kavi_assets.search.index import SearchConfig
 
     SearchConfig.from_env(environ)
+
+
+def _gate_slots(environ: Mapping[str, str]) -> None:
+    from kavi_assets.sandbox.slots import gate_slots_setting  # it reads its setting with this module's helpers
+
+    gate_slots_setting(environ)
 
 
 def config_problems(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -58,6 +58,10 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     )
     evidence_max_cases: int = Field(default=0, description="generated inputs per build; 0: KAVI_EVIDENCE_MAX_CASES "
                                                            "or 40")
+    gate_slots: int | None = Field(
+        default=None, ge=0,
+        description="how many builds of this machine run their gates at once, so runs waiting for a model overlap "
+                    "with runs verifying; unset: KAVI_GATE_SLOTS, else the CPUs; 0: no limit")
     evidence_time_budget_s: float = Field(default=0.0, description="time for the generated inputs of one build; 0: "
                                                                    "KAVI_EVIDENCE_BUDGET_S or 15")
 
@@ -94,6 +98,7 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             evidence_levels=self._evidence_levels(),
             evidence_max_cases=self.evidence_max_cases or env_int(os.environ, "KAVI_EVIDENCE_MAX_CASES",
                                                                   EVIDENCE_MAX_CASES, minimum=0),
+            gate_slots=self.gate_slots,
             evidence_time_budget_s=self.evidence_time_budget_s or env_float(os.environ, "KAVI_EVIDENCE_BUDGET_S",
                                                                             EVIDENCE_BUDGET_S),
         )

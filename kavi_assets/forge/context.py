@@ -30,6 +30,9 @@ class ForgeSettings:
     evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
     evidence_max_cases: int = EVIDENCE_MAX_CASES
     evidence_time_budget_s: float = EVIDENCE_BUDGET_S
+    # How many builds of this machine run their gates at once (kavi_assets/sandbox/slots.py); None: KAVI_GATE_SLOTS,
+    # else the CPUs; 0: no limit.
+    gate_slots: int | None = None
 
 
 @dataclass

@@ -480,6 +480,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         mypy_cache_root=ctx.home.root / "cache" / "mypy",
         policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=evidence_config,
+        slots=ctx.settings.gate_slots,
     )
     try:
         work_root.mkdir(parents=True, exist_ok=True)
@@ -510,6 +511,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "test_sha256": build.test_sha256,
         "isolation": outcome.isolation,
         "duration_s": round(outcome.duration_s, 3),
+        "gate_slot_wait_s": outcome.slot_wait_s,
         "gates": [r.to_dict() for r in outcome.results],
         "evidence": evidence,
         "ceremony": plan,

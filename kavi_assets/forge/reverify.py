@@ -161,7 +161,8 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
         mypy_cache_root=ctx.home.root / "cache" / "mypy", policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=EvidenceConfig(enabled=runs, skipped_reason="" if runs else why,
                                 max_cases=ctx.settings.evidence_max_cases,
-                                time_budget_s=ctx.settings.evidence_time_budget_s))
+                                time_budget_s=ctx.settings.evidence_time_budget_s),
+        slots=ctx.settings.gate_slots)
     work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
     t0 = time.monotonic()
     try:

@@ -15,6 +15,7 @@ launcher's end of the socket closes; runs already forked carry on to their end.
 
 import argparse
 import atexit
+import gc
 import importlib
 import json
 import os
@@ -153,6 +154,10 @@ def _reap() -> None:
 
 def serve(ctl: socket.socket) -> None:
     failed = preload()
+    # What the host loaded stays as it is for every fork: frozen, the run workers' garbage collections never walk
+    # (and so never write to, and copy) the pages of these objects.
+    gc.collect()
+    gc.freeze()
     threads = threading.active_count()
     ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "stamp": code_stamp(), "failed": failed,
                          "threads": threads}).encode())

@@ -235,6 +235,9 @@ class LedgerHost:
 
         Ledger(ledger, lake=False).migrate()  # the schema is current before the first client's unit of work
         self.con = duckdb.connect(str(ledger))
+        # The ledger's units are point reads and small inserts: on one thread each statement skips waking DuckDB's
+        # worker threads (measured here: 0.8 instead of 1.0 ms of CPU per read, 0.4 instead of 0.6 per insert).
+        self.con.execute("SET threads = 1")
         self.session = threading.Lock()
         self.stop = threading.Event()
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
