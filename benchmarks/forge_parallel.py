@@ -6,7 +6,7 @@ time goes.
 Configurations are entries of CONFIGS (name → function that forges the proposals into a fresh home and returns a
 Result); another configuration (e.g. workers on several machines) is one more entry.
 
-Run: python benchmarks/forge_parallel.py [--limit 50] [--configs sequential,2,4,8,scale2] [--latency 5.0]
+Run: python benchmarks/forge_parallel.py [--limit 50] [--configs sequential,2,4,8,8-noslots,scale2] [--latency 5.0]
                                          [--data DIR (a datasets.py output to reuse)]
 The datasets come from benchmarks/datasets.py (KAVI_DATASETS names their folder). Last line:
 `parallel: 8 runs X proposals/min vs sequential Y (Z.Zx), 5.0 s model latency`.
@@ -154,12 +154,13 @@ def run_sequential(s: Setup) -> Result:
     return Result(time.perf_counter() - t0, max(_children_cpu() - cpu0, tree.total))
 
 
-def run_queued(n: int) -> Callable[[Setup], Result]:
+def run_queued(n: int, extra_env: dict[str, str] | None = None) -> Callable[[Setup], Result]:
     def run(s: Setup) -> Result:
         """`kavi forge --all --concurrency N`: the Dagster queue, a daemon the command starts, a process per run."""
         cpu0, t0 = _children_cpu(), time.perf_counter()
         cli = subprocess.Popen([sys.executable, "-m", "kavi_assets.cli", "forge", "--all", "--concurrency", str(n),
-                                "--json"], env=s.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--json"], env={**s.env(), **(extra_env or {})}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
         with TreeCpu(cli.pid) as tree:
             stdout, stderr = cli.communicate()
         proc = subprocess.CompletedProcess(cli.args, cli.returncode, stdout, stderr)
@@ -217,6 +218,8 @@ CONFIGS: dict[str, Callable[[Setup], Result]] = {
     "2": run_queued(2),
     "4": run_queued(4),
     "8": run_queued(8),
+    # The same without gate slots (every build's gates at once, sharing the cores): what the slots change.
+    "8-noslots": run_queued(8, {"KAVI_GATE_SLOTS": "0"}),
     "scale2": run_scale,  # two Celery workers, PostgreSQL, DuckLake (pip install -e '.[scale]', Debian's services)
 }
 
