@@ -42,23 +42,12 @@ python_logs:
 # Run workers of the forge's location fork from a host that imported Dagster and the forge once
 # (kavi_assets/launcher): the queue, its limits and run monitoring are unchanged, a run starts in milliseconds
 # instead of importing everything again, and the run monitor can check each worker's health.
-_LAUNCHER_DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
+DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
 run_launcher:
   module: kavi_assets.launcher
   class: PreforkRunLauncher
 """
-# Dagster's SQLite storage, the same files under DAGSTER_HOME, keeping one SQLAlchemy engine per database file
-# instead of building one per event (kavi_assets/launcher/storage.py).
-DAGSTER_YAML = _LAUNCHER_DAGSTER_YAML + """\
-storage:
-  custom:
-    module: kavi_assets.launcher.storage
-    class: KaviSqliteStorage
-    config:
-      base_dir:
-        env: DAGSTER_HOME
-"""
-_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _LOGGED_DAGSTER_YAML, _LAUNCHER_DAGSTER_YAML)
+_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _LOGGED_DAGSTER_YAML)
 
 
 def ensure_dagster_home(home: KaviHome) -> Path:
@@ -113,9 +102,9 @@ def _written_by_kavi(text: str) -> bool:
     limit = re.search(r"\n        limit: (\d+)\n", text)
     if runs is None:
         return False
-    # This version's text, or one before the run launcher or the storage was added (rewritten with them).
+    # This version's text, or the one before the run launcher was added (rewritten with it).
     return any(text == render_dagster_yaml(int(runs.group(1)), int(limit.group(1)) if limit else None, base)
-               for base in (DAGSTER_YAML, _LAUNCHER_DAGSTER_YAML, _LOGGED_DAGSTER_YAML))
+               for base in (DAGSTER_YAML, _LOGGED_DAGSTER_YAML))
 
 
 def configure_queue(dagster_home: Path, max_runs: int, endpoint_limit: int | None) -> bool:
