@@ -58,17 +58,25 @@ def _waits(folder: Path, count: int, hold_s: float = 0.0) -> float:
     return waited
 
 
+def _blocked_until_released(folder: Path, count: int, holder: "subprocess.Popen[str]", why: str) -> list[float]:
+    """A build in a thread asks for one of `count` slots: it must still wait after 0.5 s; then `holder` leaves and
+    the build gets its slot. Returns [seconds it waited] (empty if it never got one)."""
+    box: list[float] = []
+    t = threading.Thread(target=lambda: box.append(_waits(folder, count)))
+    t.start()
+    t.join(0.5)
+    assert t.is_alive(), why
+    _release(holder)
+    t.join(20)
+    return box
+
+
 def test_one_slot_makes_the_second_build_wait_for_the_first(tmp_path: Path) -> None:
     first = _holder(tmp_path, "first")
     try:
         _got(first)
-        box: list[float] = []
-        t = threading.Thread(target=lambda: box.append(_waits(tmp_path, 1)))
-        t.start()
-        t.join(0.5)
-        assert t.is_alive(), "the second build took the only slot while the first held it"
-        _release(first)
-        t.join(20)
+        box = _blocked_until_released(tmp_path, 1, first,
+                                      "the second build took the only slot while the first held it")
         assert box and box[0] >= 0.4
     finally:
         first.kill()
@@ -80,13 +88,7 @@ def test_two_slots_admit_two_at_once(tmp_path: Path) -> None:
         _got(a)
         _got(b)
         t0 = time.monotonic()
-        box: list[float] = []
-        t = threading.Thread(target=lambda: box.append(_waits(tmp_path, 2)))
-        t.start()
-        t.join(0.5)
-        assert t.is_alive(), "a third build ran beside two holders of two slots"
-        _release(a)
-        t.join(20)
+        box = _blocked_until_released(tmp_path, 2, a, "a third build ran beside two holders of two slots")
         assert box and time.monotonic() - t0 >= 0.4
     finally:
         a.kill()
