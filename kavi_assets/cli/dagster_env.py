@@ -1,6 +1,8 @@
 """The Dagster side of the CLI: a persistent DAGSTER_HOME, dynamic partitions, and in-process forge runs."""
 
+import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,12 +44,38 @@ python_logs:
 # Run workers of the forge's location fork from a host that imported Dagster and the forge once
 # (kavi_assets/launcher): the queue, its limits and run monitoring are unchanged, a run starts in milliseconds
 # instead of importing everything again, and the run monitor can check each worker's health.
-DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
+_LAUNCHER_DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
 run_launcher:
   module: kavi_assets.launcher
   class: PreforkRunLauncher
 """
-_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _LOGGED_DAGSTER_YAML)
+# Dagster's SQLite storage, the same files in the same folders of DAGSTER_HOME, keeping one SQLAlchemy engine per
+# database file instead of building one per event (kavi_assets/launcher/storage.py). Its folder is written out as
+# an absolute path (not `env: DAGSTER_HOME`), so the instance opens the same from a folder name alone; a home that
+# was moved or copied has its kavi-written file rewritten with its own folder before anything opens it.
+_STORAGE = """\
+storage:
+  custom:
+    module: kavi_assets.launcher.storage
+    class: KaviSqliteStorage
+    config:
+      base_dir: {base_dir}
+"""
+_BASE_DIR_LINE = re.compile(r"^      base_dir: (.*)$", re.MULTILINE)
+_PLACEHOLDER = "<DAGSTER_HOME>"
+# The files earlier kavi versions wrote: rewritten with this version's text, a file edited by a person is kept.
+_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _LOGGED_DAGSTER_YAML, _LAUNCHER_DAGSTER_YAML)
+
+
+def dagster_yaml(folder: Path) -> str:
+    """The dagster.yaml kavi writes into the DAGSTER_HOME `folder` (queue limits at their default)."""
+    # A JSON string is a YAML double-quoted scalar: any character of a path reads back as itself.
+    return _LAUNCHER_DAGSTER_YAML + _STORAGE.format(base_dir=json.dumps(str(Path(folder).resolve())))
+
+
+def _template(text: str) -> str:
+    """The text with its storage folder replaced by a placeholder (kavi's files differ only there)."""
+    return _BASE_DIR_LINE.sub(lambda m: f"      base_dir: {_PLACEHOLDER}", text, count=1)
 
 
 def ensure_dagster_home(home: KaviHome) -> Path:
@@ -56,13 +84,20 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     path = Path(raw).expanduser().resolve() if raw else home.root / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
-    if not cfg.exists() or cfg.read_text(encoding="utf-8") in _OLDER:
-        # Written whole or not at all: another kavi starting at the same moment never reads half a file.
-        tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
-        tmp.write_text(DAGSTER_YAML, encoding="utf-8")
-        os.replace(tmp, cfg)
+    text = cfg.read_text(encoding="utf-8") if cfg.exists() else None
+    # A first file, an earlier kavi's file or kavi's file of a home that was moved: this version's, for this folder.
+    new = dagster_yaml(path) if text is None else _rewritten(text, path)
+    if new is not None and new != text:
+        _write_whole(cfg, new)
     os.environ["DAGSTER_HOME"] = str(path)
     return path
+
+
+def _write_whole(cfg: Path, text: str) -> None:
+    # Written whole or not at all: another kavi starting at the same moment never reads half a file.
+    tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, cfg)
 
 
 # Issue 13: `kavi forge --all` and `kavi demo --concurrency N` set the queue's limits (kavi_assets/cli/parallel.py).
@@ -85,37 +120,45 @@ _DEQUEUE = """\
 """
 
 
-def render_dagster_yaml(max_runs: int, endpoint_limit: int | None, base: str = DAGSTER_YAML) -> str:
-    """dagster.yaml with `max_concurrent_runs`, a dequeue every second and, when given, a limit of runs per model
-    endpoint (run tag `kavi/endpoint`)."""
+def _render(base: str, max_runs: int, endpoint_limit: int | None) -> str:
     line = f"max_concurrent_runs: {int(max_runs)}\n"
     extra = _DEQUEUE + (_ENDPOINT_LIMIT.format(endpoint=int(endpoint_limit)) if endpoint_limit is not None else "")
     return base.replace("max_concurrent_runs: 2\n", line + extra, 1)
 
 
-def _written_by_kavi(text: str) -> bool:
-    import re
+def render_dagster_yaml(folder: Path, max_runs: int, endpoint_limit: int | None) -> str:
+    """dagster.yaml for the DAGSTER_HOME `folder` with `max_concurrent_runs`, a dequeue every second and, when
+    given, a limit of runs per model endpoint (run tag `kavi/endpoint`)."""
+    return _render(dagster_yaml(folder), max_runs, endpoint_limit)
 
-    if text in (*_OLDER, DAGSTER_YAML):
-        return True
+
+def _rewritten(text: str, folder: Path) -> str | None:
+    """This version's dagster.yaml for `folder` in place of `text` when kavi wrote `text` (any version, any folder,
+    its queue limits kept); None when a person wrote or edited it (left alone)."""
+    if text in _OLDER:
+        return dagster_yaml(folder)
+    shape = _template(text)
+    if shape == _template(dagster_yaml(folder)):
+        return dagster_yaml(folder)
     runs = re.search(r"max_concurrent_runs: (\d+)\n", text)
-    limit = re.search(r"\n        limit: (\d+)\n", text)
     if runs is None:
-        return False
-    # This version's text, or the one before the run launcher was added (rewritten with it).
-    return any(text == render_dagster_yaml(int(runs.group(1)), int(limit.group(1)) if limit else None, base)
-               for base in (DAGSTER_YAML, _LOGGED_DAGSTER_YAML))
+        return None
+    limit_m = re.search(r"\n        limit: (\d+)\n", text)
+    max_runs, limit = int(runs.group(1)), int(limit_m.group(1)) if limit_m else None
+    # This version's text, or one before the storage or the run launcher was added (rewritten with them).
+    for base in (_template(dagster_yaml(folder)), _LAUNCHER_DAGSTER_YAML, _LOGGED_DAGSTER_YAML):
+        if shape == _render(base, max_runs, limit):
+            return render_dagster_yaml(folder, max_runs, limit)
+    return None
 
 
 def configure_queue(dagster_home: Path, max_runs: int, endpoint_limit: int | None) -> bool:
     """Write the queue's limits into DAGSTER_HOME/dagster.yaml (whole or not at all); False when a person's own
     file is there (left alone: its limits hold)."""
     cfg = dagster_home / "dagster.yaml"
-    if cfg.exists() and not _written_by_kavi(cfg.read_text(encoding="utf-8")):
+    if cfg.exists() and _rewritten(cfg.read_text(encoding="utf-8"), dagster_home) is None:
         return False
-    tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
-    tmp.write_text(render_dagster_yaml(max_runs, endpoint_limit), encoding="utf-8")
-    os.replace(tmp, cfg)
+    _write_whole(cfg, render_dagster_yaml(dagster_home, max_runs, endpoint_limit))
     return True
 
 

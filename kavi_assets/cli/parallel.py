@@ -122,7 +122,8 @@ def batch_ledger_host(ledger: Path | None) -> Iterator[None]:
 
 @contextmanager
 def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
-    if _daemon_running(instance()):
+    inst = instance()
+    if _daemon_running(inst):
         yield None
         return
     exe = Path(sys.executable).with_name("dagster-daemon")
@@ -143,7 +144,7 @@ def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
             _stop(proc)
             log.close()
             # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
-            instance().wipe_daemon_heartbeats()
+            inst.wipe_daemon_heartbeats()
 
 
 @contextmanager
@@ -303,15 +304,19 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
         make_console(stderr=True).print(f"note: {dagster_home / 'dagster.yaml'} was edited by hand: its run "
                                         "limits apply, not --concurrency", highlight=False, markup=False)
     records = _records(h)
+    known = {row["name"] for row in records.list_status()}  # one read, not one per proposal
     for name in names:
-        records.require_proposal(name)
-    add_partitions(names)
+        if name not in known:
+            records.require_proposal(name)  # says which proposal is missing, as `kavi forge NAME` does
     sweep_before_launch(h)
     # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
     batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
     by_run: dict[str, str] = {}
+    # The daemon (and its code server and run host) start first: their imports overlap the partitions and runs
+    # this process creates.
     with queue_daemon(dagster_home, h.ledger_path) if start_daemon else nullcontext(0) as pid:
         try:
+            add_partitions(names)
             submitter = RunSubmitter()
             try:
                 for it in items:

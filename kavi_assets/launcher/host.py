@@ -36,7 +36,7 @@ RUN_MODULES = (
     "dagster._core.storage.event_log.sqlite.sqlite_event_log",
     "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage", "dagster._core.storage.local_compute_log_manager",
     "dagster._core.execution.api", "dagster._core.execution.plan.execute_step", "dagster._core.instance.factory",
-    "dagster._core.storage.sqlite_storage", "dagster._core.storage.migration.utils",
+    "dagster._core.storage.sqlite_storage", "dagster._core.storage.migration.utils", "kavi_assets.launcher.storage",
     "dagster._core.executor.in_process", "dagster._core.execution.plan.active",
     "hypothesis", "hypothesis.strategies", "hypothesis.internal.conjecture.data", "mypy.version", "upath",
     "upath.implementations.local", "openai.resources.chat.completions.completions", "openai.lib.streaming.chat",

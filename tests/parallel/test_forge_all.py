@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kavi_assets.cli.dagster_env import DAGSTER_YAML, configure_queue, render_dagster_yaml
+from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
 from kavi_assets.config import ConfigError
 
@@ -57,7 +57,7 @@ def test_queue_settings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_dagster_yaml_gets_the_limits_unless_a_person_wrote_it(tmp_path: Path) -> None:
-    (tmp_path / "dagster.yaml").write_text(DAGSTER_YAML)  # what `kavi` writes first: taken as kavi's own
+    (tmp_path / "dagster.yaml").write_text(dagster_yaml(tmp_path))  # what `kavi` writes first: taken as kavi's own
     assert configure_queue(tmp_path, 8, 3)
     text = (tmp_path / "dagster.yaml").read_text()
     assert "max_concurrent_runs: 8\n" in text and "key: kavi/endpoint" in text and "limit: 3\n" in text
@@ -68,8 +68,8 @@ def test_dagster_yaml_gets_the_limits_unless_a_person_wrote_it(tmp_path: Path) -
     assert coordinator["tag_concurrency_limits"] == [
         {"key": "kavi/endpoint", "value": {"applyLimitPerUniqueValue": True}, "limit": 3}]
     assert configure_queue(tmp_path, 4, None)  # kavi's own file: rewritten
-    assert (tmp_path / "dagster.yaml").read_text() == render_dagster_yaml(4, None)
-    (tmp_path / "dagster.yaml").write_text(render_dagster_yaml(4, None) + "# mine\n")
+    assert (tmp_path / "dagster.yaml").read_text() == render_dagster_yaml(tmp_path, 4, None)
+    (tmp_path / "dagster.yaml").write_text(render_dagster_yaml(tmp_path, 4, None) + "# mine\n")
     assert not configure_queue(tmp_path, 8, None)
     assert (tmp_path / "dagster.yaml").read_text().endswith("# mine\n")
 

@@ -1,0 +1,262 @@
+"""Dagster's SQLite instance storage, the same files and schema, with one SQLAlchemy engine per database file.
+
+Dagster's SQLite run and event-log storages build a new SQLAlchemy engine for every connection and drop it after:
+each event a run writes (a forge run writes about 70, most of them twice, to its own shard and to the index) pays
+for building the engine and, since SQLAlchemy caches compiled statements per engine, for compiling its statement
+again. Measured here, that was about a fifth of a forge run's CPU in the run worker and most of the cost of
+queuing a run. These subclasses keep the engine (with no pool: every connection is still opened and closed as
+before, so locking, WAL and other processes see exactly what they saw) and remember the tables they found.
+
+`dagster.yaml` names KaviSqliteStorage under `storage: custom` with DAGSTER_HOME as its folder: the runs, the event
+log shards and the schedules stay where Dagster's default SQLite storage keeps them, so a home written before (or
+opened by plain Dagster) reads the same. PostgreSQL instances (the scale configuration) do not use it.
+"""
+
+import functools
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as db
+import yaml
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from dagster._core.storage.event_log.schema import SqlEventLogStorageMetadata
+from dagster._core.storage.event_log.sqlite import sqlite_event_log
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
+from dagster._core.storage.sql import create_engine, get_alembic_config, safe_commit
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+from dagster._serdes import ConfigurableClassData
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool
+
+MODULE = "kavi_assets.launcher.storage"
+MAX_ENGINES = 64  # a webserver reading many runs' shards keeps the most recent ones
+
+
+class Engines:
+    """Engines by database URL for this process, least recently used dropped past `limit`. A forked child starts
+    with none of its parent's (they hold no connection, but the child builds its own)."""
+
+    def __init__(self, limit: int = MAX_ENGINES, **kwargs: Any) -> None:
+        self._limit = limit
+        self._kwargs = kwargs
+        self._lock = threading.Lock()
+        self._by_url: OrderedDict[str, Engine] = OrderedDict()
+        self._pid = os.getpid()
+
+    def get(self, url: str) -> Engine:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._by_url = OrderedDict()
+                self._pid = os.getpid()
+            engine = self._by_url.get(url)
+            if engine is not None:
+                self._by_url.move_to_end(url)
+                return engine
+            engine = create_engine(url, poolclass=NullPool, **self._kwargs)
+            self._by_url[url] = engine
+            while len(self._by_url) > self._limit:
+                _url, old = self._by_url.popitem(last=False)
+                old.dispose()
+            return engine
+
+    def __len__(self) -> int:
+        return len(self._by_url)
+
+
+@functools.cache
+def _scripts() -> ScriptDirectory:
+    """Dagster's migration scripts, read once per process (and inherited by forked run workers): Dagster reads
+    the 90-odd files again for every database it checks, which is most of the cost of opening an instance or a
+    run's event shard."""
+    return ScriptDirectory.from_config(get_alembic_config(sqlite_event_log.__file__))
+
+
+def head_revision() -> str | None:
+    """The newest schema revision of Dagster's storage (the same scripts serve runs, events and schedules)."""
+    head = _scripts().as_revision_number("head")
+    return head if isinstance(head, str) else None
+
+
+def at_head(engine: Engine) -> bool:
+    """True when the database's schema is already at Dagster's newest revision: nothing to create or migrate, and
+    Dagster's own checks (the slow path, kept for every other case) would do nothing."""
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+    head = head_revision()
+    return head is not None and current == head
+
+
+class KaviEventLogStorage(SqliteEventLogStorage):
+    """SqliteEventLogStorage (a shard per run, an index shard) with kept engines and known tables."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        # Set before the parent's constructor, which may already connect (a new index shard).
+        self._engines = Engines(connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+        self._tables: set[str] = set()
+        super().__init__(base_dir, inst_data)
+
+    @classmethod
+    def from_config_value(
+        cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
+    ) -> "KaviEventLogStorage":
+        return cls(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        with self._db_lock:
+            engine = self._engines.get(self.conn_string_for_shard(shard))
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as conn, conn.begin():
+                yield conn
+
+    def _initdb(self, engine: Engine, for_index_shard: bool = False) -> None:
+        # A shard already at head: nothing to do. A brand-new run shard (no tables: the run was just created):
+        # Dagster's tables, WAL, and the head revision stamped with the scripts read once. Anything else (an index
+        # shard, an older schema, a shard another process is creating): Dagster's own code, with its retries.
+        try:
+            if at_head(engine):
+                return
+            if not for_index_shard and self._create_new_shard(engine):
+                return
+        except db.exc.DBAPIError:
+            pass
+        super()._initdb(engine, for_index_shard)
+
+    def _create_new_shard(self, engine: Engine) -> bool:
+        with engine.connect() as conn:
+            if db.inspect(conn).get_table_names():
+                return False
+            SqlEventLogStorageMetadata.create_all(conn)
+            conn.execute(db.text("PRAGMA journal_mode=WAL;"))
+            MigrationContext.configure(conn).stamp(_scripts(), "head")
+            safe_commit(conn)
+        return True
+
+    def has_table(self, table_name: str) -> bool:
+        # Asked before many reads and writes (is this migration applied?); a table, once there, stays.
+        if table_name in self._tables:
+            return True
+        found = super().has_table(table_name)
+        if found:
+            self._tables.add(table_name)
+        return found
+
+
+class KaviRunStorage(SqliteRunStorage):
+    """SqliteRunStorage (runs.db) with a kept engine."""
+
+    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None) -> None:
+        self._engines = Engines()
+        super().__init__(conn_string, inst_data)
+
+    @classmethod
+    def from_config_value(
+        cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
+    ) -> "KaviRunStorage":
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None) -> "KaviRunStorage":
+        # runs.db at head with its instance table: what Dagster's from_local would return without changing a thing.
+        path = os.path.join(base_dir, "runs.db")
+        if os.path.exists(path):
+            conn_string = create_db_conn_string(base_dir, "runs")
+            try:
+                engine = create_engine(conn_string, poolclass=NullPool)
+                with engine.connect() as conn:
+                    ready = at_head(engine) and db.inspect(conn).has_table("instance_info")
+                engine.dispose()
+            except db.exc.DBAPIError:
+                ready = False
+            if ready:
+                return cls(conn_string, inst_data)
+        return super().from_local(base_dir, inst_data)
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        with self._engines.get(self._conn_string).connect() as conn, conn.begin():
+            yield conn
+
+
+class KaviScheduleStorage(SqliteScheduleStorage):
+    """SqliteScheduleStorage (schedules.db), opened without re-reading the migration scripts when at head."""
+
+    @classmethod
+    def from_config_value(
+        cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
+    ) -> "KaviScheduleStorage":
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None) -> "KaviScheduleStorage":
+        path = os.path.join(base_dir, "schedules.db")
+        if os.path.exists(path):
+            conn_string = create_db_conn_string(base_dir, "schedules")
+            try:
+                engine = create_engine(conn_string, poolclass=NullPool)
+                ready = at_head(engine)
+                engine.dispose()
+            except db.exc.DBAPIError:
+                ready = False
+            if ready:
+                return cls(conn_string, inst_data)
+        made = super().from_local(base_dir, inst_data)
+        assert isinstance(made, KaviScheduleStorage)
+        return made
+
+
+def _runs_dir(base: str) -> str:
+    return os.path.join(base, "history", "")
+
+
+def _event_logs_dir(base: str) -> str:
+    return os.path.join(base, "history", "runs", "")
+
+
+def _schedules_dir(base: str) -> str:
+    return os.path.join(base, "schedules")
+
+
+class KaviSqliteStorage(DagsterSqliteStorage):
+    """DagsterSqliteStorage's folders and files under `base_dir`, through KaviRunStorage and KaviEventLogStorage
+    (schedules: Dagster's own SqliteScheduleStorage)."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        # Not the parent's constructor: it would open every database a first time through Dagster's own classes.
+        self.base_dir = base_dir
+        self._run_storage = KaviRunStorage.from_local(_runs_dir(base_dir))
+        self._event_log_storage = KaviEventLogStorage(_event_logs_dir(base_dir))
+        self._schedule_storage = KaviScheduleStorage.from_local(_schedules_dir(base_dir))
+        self._inst_data = inst_data
+        super(DagsterSqliteStorage, self).__init__()  # type: ignore[no-untyped-call]
+
+    @classmethod
+    def from_config_value(
+        cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
+    ) -> "KaviSqliteStorage":
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @property
+    def event_storage_data(self) -> ConfigurableClassData | None:
+        return ConfigurableClassData(MODULE, "KaviEventLogStorage",
+                                     yaml.dump({"base_dir": _event_logs_dir(self.base_dir)}, default_flow_style=False))
+
+    @property
+    def run_storage_data(self) -> ConfigurableClassData | None:
+        return ConfigurableClassData(MODULE, "KaviRunStorage",
+                                     yaml.dump({"base_dir": _runs_dir(self.base_dir)}, default_flow_style=False))
+
+    @property
+    def schedule_storage_data(self) -> ConfigurableClassData | None:
+        return ConfigurableClassData(MODULE, "KaviScheduleStorage",
+                                     yaml.dump({"base_dir": _schedules_dir(self.base_dir)}, default_flow_style=False))
