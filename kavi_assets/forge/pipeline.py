@@ -23,7 +23,7 @@ from kavi_assets.forge.provenance import attest_promotion
 from kavi_assets.forge.reverify import fingerprint_for, record_forge_verification, record_model_call
 from kavi_assets.gates.differential import EvidenceConfig
 from kavi_assets.gates.infra import describe_oserror, is_infra_oserror
-from kavi_assets.gates.runner import GateConfig, run_gates
+from kavi_assets.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi_assets.gates.runner import prestart as prestart_gates
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
@@ -405,7 +405,10 @@ def _start_independent(ctx: ForgeContext, name: str, build: BuildRow, row: Propo
             runs, _ = evidence_decision(proposal_ceremony(ctx.records, name, row.proposal),
                                         ctx.settings.evidence_levels)
             started = runs and prefetch_independent(ctx, name, build.model, row.proposal, row.spec_sha256)
-        return ["independent implementation requested alongside the build"] if started else []
+        # The generated inputs too: they depend on the proposal alone, and this process verifies the build next.
+        prepared = runs and prepare_generated_inputs(row.proposal, ctx.settings.evidence_max_cases)
+        return (["independent implementation requested alongside the build"] if started else []) + \
+            (["generated inputs prepared alongside the build"] if prepared else [])
     except Exception as err:  # a prefetch is an optimisation; the verification asks without it
         return [f"independent implementation not requested ahead ({type(err).__name__}): the verification asks"]
 

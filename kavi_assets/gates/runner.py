@@ -88,6 +88,61 @@ def _generate(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> tuple[
         return [], f"input generation failed: {type(err).__name__}: {str(err)[:200]}"
 
 
+# Issue 13: the generated inputs depend on the proposal, the case count and the seed only, not on the build. A build
+# asks for them while it waits for its model's answer (prepare_generated_inputs, in a thread of the run's process),
+# and its verification takes them here instead of generating them again inside its gate slot: the same inputs, made
+# while the cores would otherwise wait with the build.
+_PREPARED_MAX = 4
+_prepared_lock = threading.Lock()
+_prepared: dict[tuple[str, int, int], "Future[tuple[list[dict[str, Any]], str, float]]"] = {}
+
+
+def _generation_key(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> tuple[str, int, int]:
+    return hashlib.sha256(proposal.canonical_json().encode()).hexdigest(), evidence.max_cases, seed
+
+
+def prepare_generated_inputs(proposal: Proposal, max_cases: int, seed: int | None = None) -> bool:
+    """Generate the differential gate's inputs for `proposal` in a background thread of this process; the next
+    verification of the same proposal with the same case count and seed in this process takes them. False when
+    they are already being prepared (or too many are)."""
+    evidence = EvidenceConfig(max_cases=max_cases, seed=seed)
+    key = _generation_key(proposal, evidence, evidence_seed(proposal, evidence))
+    future: Future[tuple[list[dict[str, Any]], str, float]] = Future()
+    with _prepared_lock:
+        if key in _prepared or len(_prepared) >= _PREPARED_MAX or max_cases <= 0:
+            return False
+        _prepared[key] = future
+
+    def work() -> None:
+        t0 = time.monotonic()
+        try:
+            cases, note = _generate(proposal, evidence, key[2])
+            future.set_result((cases, note, time.monotonic() - t0))
+        except BaseException as err:  # _generate catches what generation raises; this is only a safety net
+            future.set_exception(err)
+
+    threading.Thread(target=work, name="kavi-inputs", daemon=True).start()
+    return True
+
+
+def _generated_inputs(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> tuple[list[dict[str, Any]], str,
+                                                                                         float]:
+    """The inputs prepared during the build when there are (waiting for them if still in the making), else
+    generated now; with the seconds their generation took."""
+    future = None
+    if evidence.enabled and evidence.max_cases > 0:
+        with _prepared_lock:
+            future = _prepared.pop(_generation_key(proposal, evidence, seed), None)
+    if future is not None:
+        try:
+            return future.result()
+        except Exception:  # generated again below, as without preparation
+            future = None
+    t0 = time.monotonic()
+    cases, note = _generate(proposal, evidence, seed)
+    return cases, note, time.monotonic() - t0
+
+
 def _fresh(path: Path) -> Path:
     if path.exists():
         shutil.rmtree(path)
@@ -130,9 +185,7 @@ def _run_gates(
     )
     evidence = config.evidence
     seed = evidence_seed(proposal, evidence)
-    t_gen = time.monotonic()
-    generated, generation_note = _generate(proposal, evidence, seed)
-    generation_s = time.monotonic() - t_gen
+    generated, generation_note, generation_s = _generated_inputs(proposal, evidence, seed)
     budget = max(0.0, evidence.time_budget_s) if generated else None
     # The generated inputs run after the examples, within their own budget: the sandbox's limits grow by it.
     run_limits = limits if budget is None else dataclasses.replace(

@@ -13,6 +13,7 @@ import pytest
 from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
 from kavi_assets.config import ConfigError
+from kavi_assets.home import KaviHome
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 NAMES = ["create_daily_note", "extract_emails", "parse_duration", "read_notes_by_tag", "slugify_title", "word_count"]
@@ -154,3 +155,21 @@ def test_a_batch_nobody_dequeues_is_reported_and_cancelled(kavi_home: object, tm
         wait_for_runs(inst, [run_id], stall_s=0.5)
     _cancel_queued([run_id])
     assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.CANCELED
+
+
+def test_a_batch_naming_an_unknown_proposal_starts_nothing(kavi_home: KaviHome, tmp_path: Path) -> None:
+    from kavi_assets.cli.parallel import QueuedForge, QueueSettings, forge_queued
+    from kavi_assets.ledger.records import LedgerRecordError
+
+    env = _env(tmp_path)
+    proc = _kavi(["propose", str(EXAMPLES / "word_count.yaml")], env)
+    assert proc.returncode == 0, proc.stderr
+    with pytest.raises(LedgerRecordError, match="no proposal named 'nope'"):
+        forge_queued(kavi_home, [QueuedForge("word_count", {}), QueuedForge("nope", {})], QueueSettings(2, None))
+    # Checked before the daemon, the partitions or any run: nothing was queued.
+    assert not (tmp_path / "dagster" / "logs" / "kavi-queue-daemon.log").exists()
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as inst:
+        assert inst.get_run_records() == []
+        assert "nope" not in inst.get_dynamic_partitions("proposals")
