@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from kavi_assets.gates.differential import EvidenceConfig
 from kavi_assets.gates.infra import describe_oserror, is_infra_oserror
 from kavi_assets.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi_assets.gates.runner import prestart as prestart_gates
+from kavi_assets.gates.tools import mypy_cache_warm, warm_mypy_cache
 from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi_assets.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi_assets.ledger.records import BuildRow, LedgerRecordError, PromotionRow, ProposalRow, new_build_id
@@ -269,7 +271,7 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     completion = None
     answer_ref: ArtifactRef | None = None
     if row is not None:
-        log += _start_independent(ctx, name, build, row)
+        log += _prepare_verification(ctx, name, build, row)
     try:
         completion = client.complete(
             packet["messages"],
@@ -396,10 +398,47 @@ class VerifyOutcome:
     ceremony: dict[str, Any] = field(default_factory=dict)  # the level, why, what it runs and what it skipped
 
 
+def _mypy_cache_root(ctx: ForgeContext) -> Path:
+    return ctx.home.root / "cache" / "mypy"
+
+
+def _warm_mypy_cache(ctx: ForgeContext, build: BuildRow) -> list[str]:
+    """A fresh home's mypy cache, filled in a background thread while the build waits for its model (the first
+    verifications would otherwise build it one after another behind its lock); the gate does it itself otherwise."""
+    cache_root = _mypy_cache_root(ctx)
+    if mypy_cache_warm(cache_root):
+        return []
+    # Not inside the build's own sandbox, which the build creates afresh once its answer is in.
+    work = ctx.home.sandboxes_dir / f"mypy-warmup-{build.build_id}"
+    limits = dataclasses.replace(GateConfig().limits, wall_s=ctx.settings.gate_wall_s, network=False)
+
+    def warm() -> None:
+        try:
+            warm_mypy_cache(work, cache_root, limits)
+        except Exception:  # an optimisation: the verification's own mypy run fills the cache then
+            return
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    threading.Thread(target=warm, name="kavi-mypy-warmup", daemon=True).start()
+    return ["mypy cache warm-up started alongside the build"]
+
+
+def _prepare_verification(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
+    """What the verification needs and does not depend on the build, started now, while the build waits for its
+    model: the mypy cache of a fresh home, the generated inputs and the independent implementation (asked for beside
+    the build's own request; the packet has routed the builder's model, which the independent one must not be). The
+    evidence only where the verification will use it (the ceremony level). A failure to start any of it is a log
+    line, never the build's failure: the verification then does it itself."""
+    log: list[str] = []
+    try:
+        log += _warm_mypy_cache(ctx, build)
+    except Exception as err:
+        log.append(f"mypy cache warm-up not started ({type(err).__name__})")
+    return log + _start_independent(ctx, name, build, row)
+
+
 def _start_independent(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
-    """The verification's independent implementation, asked for now, beside the build's own request (the packet has
-    routed the builder's model, which the independent one must not be). Only where the verification will use it (the
-    ceremony level); a failure to start is a log line, never the build's failure: the verification then asks."""
     try:
         with ctx.records.session():  # one connection for the reads it needs; the request itself is outside it
             runs, _ = evidence_decision(proposal_ceremony(ctx.records, name, row.proposal),
@@ -480,7 +519,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     config = GateConfig(
         wall_s=ctx.settings.gate_wall_s,
         coverage_min=ctx.settings.coverage_min,
-        mypy_cache_root=ctx.home.root / "cache" / "mypy",
+        mypy_cache_root=_mypy_cache_root(ctx),
         policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=evidence_config,
         slots=ctx.settings.gate_slots,

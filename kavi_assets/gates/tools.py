@@ -69,10 +69,82 @@ def _mypy_path() -> str | None:
     return None if "site-packages" in parent.parts else str(parent)
 
 
-def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> GateResult:
+def mypy_cache_dir(cache_root: Path) -> Path:
     import mypy.version
 
-    cache = cache_root / f"mypy-{mypy.version.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+    return cache_root / f"mypy-{mypy.version.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+
+
+# What every skill imports (the skill contract, pydantic) and what many do: checked once into a fresh home's cache.
+WARM_SKILL_REL = "skills/kavi_mypy_warmup.py"
+WARM_SKILL = '''"""Not a skill: the mypy cache's warm-up, checked once per home with what skills import."""
+
+import collections
+import datetime
+import functools
+import itertools
+import json
+import math
+import re
+import string
+
+from pydantic import BaseModel
+
+from kavi_assets.skills.base import BaseSkill, SideEffectClass
+
+USED = (collections, datetime, functools, itertools, json, math, re, string)
+
+
+class WarmInput(BaseModel):
+    text: str
+
+
+class WarmOutput(BaseModel):
+    length: int
+
+
+class Warm(BaseSkill[WarmInput, WarmOutput]):
+    name = "kavi_mypy_warmup"
+    description = "The mypy cache's warm-up."
+    input_model = WarmInput
+    output_model = WarmOutput
+    side_effect_class = SideEffectClass.READ_ONLY
+
+    def execute(self, input_data: WarmInput) -> WarmOutput:
+        return WarmOutput(length=len(input_data.text))
+'''
+
+
+_WARMED = "kavi-warmed"  # beside the cache (never inside the folder the gate's mypy may write), by the forge
+
+
+def mypy_cache_warm(cache_root: Path) -> bool:
+    return (mypy_cache_dir(cache_root).parent / f"{mypy_cache_dir(cache_root).name}.{_WARMED}").is_file()
+
+
+def warm_mypy_cache(work: Path, cache_root: Path, limits: Limits) -> bool:
+    """Fill an empty mypy cache with the standard library, pydantic and the skill contract by checking a fixed,
+    trusted module (in `work`, a fresh folder) exactly as the gate checks a skill: the first verifications of a
+    fresh home then do not build it one after another behind the cache's lock. False when it was warm already."""
+    if mypy_cache_warm(cache_root):
+        return False
+    cache = mypy_cache_dir(cache_root)
+    cache.mkdir(parents=True, exist_ok=True)
+    # One warm-up per cache: the builds starting together find it warm once the first is done.
+    with (cache.parent / f"{cache.name}.warmup.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if mypy_cache_warm(cache_root):
+            return False
+        (work / "skills").mkdir(parents=True, exist_ok=True)
+        (work / WARM_SKILL_REL).write_text(WARM_SKILL, encoding="utf-8")
+        result = mypy_gate(work, WARM_SKILL_REL, cache_root, limits)
+        if result.ok:
+            (cache.parent / f"{cache.name}.{_WARMED}").write_text("", encoding="utf-8")
+    return result.ok
+
+
+def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> GateResult:
+    cache = mypy_cache_dir(cache_root)
     cache.mkdir(parents=True, exist_ok=True)
     extra = {"MYPYPATH": p} if (p := _mypy_path()) else {}
     t0 = time.monotonic()

@@ -79,3 +79,40 @@ def test_a_verification_uses_the_prepared_inputs(tmp_path: Path, word_count: Pro
     differential = next(r for r in out.results if r.gate == "differential")
     assert differential.details["generated"] > 0
     assert len(calls) == 1  # the verification generated nothing itself
+
+
+def test_a_fresh_mypy_cache_is_warmed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from kavi_assets.gates import tools
+    from kavi_assets.sandbox.runner import Limits
+
+    limits = Limits(wall_s=120)
+    cache_root = tmp_path / "cache"
+    assert not tools.mypy_cache_warm(cache_root)
+    runs: list[str] = []
+    real = tools.mypy_gate
+
+    def counted(work: Path, rel: str, root: Path, lim: Limits) -> object:
+        runs.append(rel)
+        return real(work, rel, root, lim)
+
+    monkeypatch.setattr(tools, "mypy_gate", counted)
+    # Builds starting together: one warm-up runs mypy, the others find the cache warm.
+    threads = [threading.Thread(target=tools.warm_mypy_cache, args=(tmp_path / f"w{i}", cache_root, limits))
+               for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert runs == [tools.WARM_SKILL_REL]
+    assert tools.mypy_cache_warm(cache_root)
+    assert not tools.warm_mypy_cache(tmp_path / "again", cache_root, limits)
+    # The marker sits beside the cache, not in the folder a gate's mypy writes to.
+    cache = tools.mypy_cache_dir(cache_root)
+    assert not any(p.name.endswith("kavi-warmed") for p in cache.rglob("*"))
+    # A skill checked against the warmed cache passes as against a cold one.
+    work = tmp_path / "skill"
+    (work / "skills").mkdir(parents=True)
+    (work / "skills" / "word_count.py").write_bytes(SKILL)
+    assert real(work, "skills/word_count.py", cache_root, limits).ok
