@@ -408,8 +408,9 @@ def _warm_mypy_cache(ctx: ForgeContext, build: BuildRow) -> list[str]:
     cache_root = _mypy_cache_root(ctx)
     if mypy_cache_warm(cache_root):
         return []
-    # Not inside the build's own sandbox, which the build creates afresh once its answer is in.
-    work = ctx.home.sandboxes_dir / f"mypy-warmup-{build.build_id}"
+    # Beside the cache, the forge's own folder: not a sandbox of any build (the build creates its own once its answer
+    # is in, and a sandbox no build owns is a leak to `kavi doctor`).
+    work = cache_root / f".warmup-{build.build_id}"
     limits = dataclasses.replace(GateConfig().limits, wall_s=ctx.settings.gate_wall_s, network=False)
 
     def warm() -> None:
