@@ -104,13 +104,15 @@ def _generation_key(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> 
 def prepare_generated_inputs(proposal: Proposal, max_cases: int, seed: int | None = None) -> bool:
     """Generate the differential gate's inputs for `proposal` in a background thread of this process; the next
     verification of the same proposal with the same case count and seed in this process takes them. False when
-    they are already being prepared (or too many are)."""
+    they are already being prepared."""
     evidence = EvidenceConfig(max_cases=max_cases, seed=seed)
     key = _generation_key(proposal, evidence, evidence_seed(proposal, evidence))
     future: Future[tuple[list[dict[str, Any]], str, float]] = Future()
     with _prepared_lock:
-        if key in _prepared or len(_prepared) >= _PREPARED_MAX or max_cases <= 0:
+        if key in _prepared or max_cases <= 0:
             return False
+        while len(_prepared) >= _PREPARED_MAX:  # of builds that never reached their verification: the oldest go
+            del _prepared[next(iter(_prepared))]
         _prepared[key] = future
 
     def work() -> None:

@@ -116,3 +116,12 @@ def test_a_fresh_mypy_cache_is_warmed_once(tmp_path: Path, monkeypatch: pytest.M
     (work / "skills").mkdir(parents=True)
     (work / "skills" / "word_count.py").write_bytes(SKILL)
     assert real(work, "skills/word_count.py", cache_root, limits).ok
+
+
+def test_unclaimed_preparations_make_room(word_count: Proposal) -> None:
+    # Builds that never reached their verification (a failed answer) leave theirs: the oldest give way.
+    for cases in range(1, runner._PREPARED_MAX + 3):
+        assert prepare_generated_inputs(word_count, cases)
+    with runner._prepared_lock:
+        kept = [key[1] for key in runner._prepared]
+    assert kept == list(range(3, runner._PREPARED_MAX + 3))
