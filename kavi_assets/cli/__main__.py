@@ -1,5 +1,5 @@
 """`python -m kavi_assets.cli` is the same as `kavi`."""
 
-from kavi_assets.cli.main import app
+from kavi_assets.cli.main import main
 
-app()
+main()

@@ -17,6 +17,7 @@ queued and nothing else. Each run takes its proposal's attempt lock itself (reso
 transactions are serialized across processes by DuckDB's file lock (kavi_assets/ledger/store.py).
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -326,13 +327,29 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
                     by_run[run_id] = it.name
             finally:
                 submitter.close()
-            finished = wait_for_runs(instance(), list(by_run), on_done=on_done,
+            outs: dict[str, dict[str, Any]] = {}
+
+            def done(run_id: str, outcome: RunOutcome) -> None:
+                if on_done is not None:
+                    on_done(run_id, outcome)
+                # Read as each run ends, while the batch's ledger host serves the file (the command ends sooner
+                # after its last run); one that cannot be read now is read, and says why, at the end.
+                with contextlib.suppress(Exception):
+                    outs[by_run[run_id]] = forge_outcome(h, records, by_run[run_id], outcome, refresh_registry=False)
+
+            finished = wait_for_runs(instance(), list(by_run), on_done=done,
                                      stall_s=STALL_S if pid is None else None)
         except BaseException:
             _cancel_queued(list(by_run))  # interrupted: what has not started does not start later, unasked
             raise
-        # Read while the batch's ledger host still serves the file: no file to open per proposal.
-        outs = {by_run[rid]: forge_outcome(h, records, by_run[rid], run) for rid, run in finished.items()}
+        for rid, run in finished.items():
+            if by_run[rid] not in outs:
+                outs[by_run[rid]] = forge_outcome(h, records, by_run[rid], run, refresh_registry=False)
+        if any(o["status"] == "TRUSTED" for o in outs.values()):
+            # Once for the batch: the registry file is current when the command returns.
+            from kavi_assets.promotion.registry import refresh_registry_file
+
+            refresh_registry_file(records, h.registry_path)
     return [outs[n] for n in names]
 
 
