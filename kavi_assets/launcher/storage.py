@@ -94,6 +94,24 @@ def at_head(engine: Engine) -> bool:
     return head is not None and current == head
 
 
+def _ready_database(base_dir: str, name: str, table: str | None = None) -> str | None:
+    """The connection string of `base_dir/name.db` when it exists at head (with `table`), else None: Dagster's own
+    opening (which creates, stamps or migrates) is then the way."""
+    if not os.path.exists(os.path.join(base_dir, f"{name}.db")):
+        return None
+    conn_string = create_db_conn_string(base_dir, name)
+    try:
+        engine = create_engine(conn_string, poolclass=NullPool)
+        try:
+            with engine.connect() as conn:
+                ready = at_head(engine) and (table is None or db.inspect(conn).has_table(table))
+        finally:
+            engine.dispose()
+    except db.exc.DBAPIError:
+        return None
+    return conn_string if ready else None
+
+
 class KaviEventLogStorage(SqliteEventLogStorage):
     """SqliteEventLogStorage (a shard per run, an index shard) with kept engines and known tables."""
 
@@ -168,18 +186,9 @@ class KaviRunStorage(SqliteRunStorage):
     @classmethod
     def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None) -> "KaviRunStorage":
         # runs.db at head with its instance table: what Dagster's from_local would return without changing a thing.
-        path = os.path.join(base_dir, "runs.db")
-        if os.path.exists(path):
-            conn_string = create_db_conn_string(base_dir, "runs")
-            try:
-                engine = create_engine(conn_string, poolclass=NullPool)
-                with engine.connect() as conn:
-                    ready = at_head(engine) and db.inspect(conn).has_table("instance_info")
-                engine.dispose()
-            except db.exc.DBAPIError:
-                ready = False
-            if ready:
-                return cls(conn_string, inst_data)
+        conn_string = _ready_database(base_dir, "runs", "instance_info")
+        if conn_string is not None:
+            return cls(conn_string, inst_data)
         return super().from_local(base_dir, inst_data)
 
     @contextmanager
@@ -199,17 +208,9 @@ class KaviScheduleStorage(SqliteScheduleStorage):
 
     @classmethod
     def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None) -> "KaviScheduleStorage":
-        path = os.path.join(base_dir, "schedules.db")
-        if os.path.exists(path):
-            conn_string = create_db_conn_string(base_dir, "schedules")
-            try:
-                engine = create_engine(conn_string, poolclass=NullPool)
-                ready = at_head(engine)
-                engine.dispose()
-            except db.exc.DBAPIError:
-                ready = False
-            if ready:
-                return cls(conn_string, inst_data)
+        conn_string = _ready_database(base_dir, "schedules")
+        if conn_string is not None:
+            return cls(conn_string, inst_data)
         made = super().from_local(base_dir, inst_data)
         assert isinstance(made, KaviScheduleStorage)
         return made
