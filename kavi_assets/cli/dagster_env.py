@@ -78,6 +78,9 @@ def _template(text: str) -> str:
     return _BASE_DIR_LINE.sub(lambda m: f"      base_dir: {_PLACEHOLDER}", text, count=1)
 
 
+_TEMPLATE = _template(dagster_yaml(Path("/")))  # this version's file, its folder a placeholder
+
+
 def ensure_dagster_home(home: KaviHome) -> Path:
     """Honour DAGSTER_HOME when set; otherwise use <KAVI_HOME>/dagster so runs and partitions persist."""
     raw = os.environ.get("DAGSTER_HOME")
@@ -138,7 +141,7 @@ def _rewritten(text: str, folder: Path) -> str | None:
     if text in _OLDER:
         return dagster_yaml(folder)
     shape = _template(text)
-    if shape == _template(dagster_yaml(folder)):
+    if shape == _TEMPLATE:
         return dagster_yaml(folder)
     runs = re.search(r"max_concurrent_runs: (\d+)\n", text)
     if runs is None:
@@ -146,7 +149,7 @@ def _rewritten(text: str, folder: Path) -> str | None:
     limit_m = re.search(r"\n        limit: (\d+)\n", text)
     max_runs, limit = int(runs.group(1)), int(limit_m.group(1)) if limit_m else None
     # This version's text, or one before the storage or the run launcher was added (rewritten with them).
-    for base in (_template(dagster_yaml(folder)), _LAUNCHER_DAGSTER_YAML, _LOGGED_DAGSTER_YAML):
+    for base in (_TEMPLATE, _LAUNCHER_DAGSTER_YAML, _LOGGED_DAGSTER_YAML):
         if shape == _render(base, max_runs, limit):
             return render_dagster_yaml(folder, max_runs, limit)
     return None

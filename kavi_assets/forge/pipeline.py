@@ -436,10 +436,11 @@ def _prepare_verification(ctx: ForgeContext, name: str, build: BuildRow, row: Pr
         log += _warm_mypy_cache(ctx, build)
     except Exception as err:
         log.append(f"mypy cache warm-up not started ({type(err).__name__})")
-    return log + _start_independent(ctx, name, build, row)
+    return log + _start_evidence(ctx, name, build, row)
 
 
-def _start_independent(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
+def _start_evidence(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
+    """At the ceremony levels that take the evidence: the independent implementation and the generated inputs."""
     try:
         with ctx.records.session():  # one connection for the reads it needs; the request itself is outside it
             runs, _ = evidence_decision(proposal_ceremony(ctx.records, name, row.proposal),

@@ -1,5 +1,6 @@
 """Run every gate on one build, concurrently, each code-running gate on its own copy of the files."""
 
+import contextlib
 import dataclasses
 import hashlib
 import math
@@ -136,10 +137,8 @@ def _generated_inputs(proposal: Proposal, evidence: EvidenceConfig, seed: int) -
         with _prepared_lock:
             future = _prepared.pop(_generation_key(proposal, evidence, seed), None)
     if future is not None:
-        try:
+        with contextlib.suppress(Exception):  # else generated again below, as without preparation
             return future.result()
-        except Exception:  # generated again below, as without preparation
-            future = None
     t0 = time.monotonic()
     cases, note = _generate(proposal, evidence, seed)
     return cases, note, time.monotonic() - t0

@@ -85,13 +85,11 @@ def head_revision() -> str | None:
     return head if isinstance(head, str) else None
 
 
-def at_head(engine: Engine) -> bool:
+def at_head(conn: Connection) -> bool:
     """True when the database's schema is already at Dagster's newest revision: nothing to create or migrate, and
     Dagster's own checks (the slow path, kept for every other case) would do nothing."""
-    with engine.connect() as conn:
-        current = MigrationContext.configure(conn).get_current_revision()
     head = head_revision()
-    return head is not None and current == head
+    return head is not None and MigrationContext.configure(conn).get_current_revision() == head
 
 
 def _ready_database(base_dir: str, name: str, table: str | None = None) -> str | None:
@@ -104,12 +102,23 @@ def _ready_database(base_dir: str, name: str, table: str | None = None) -> str |
         engine = create_engine(conn_string, poolclass=NullPool)
         try:
             with engine.connect() as conn:
-                ready = at_head(engine) and (table is None or db.inspect(conn).has_table(table))
+                ready = at_head(conn) and (table is None or db.inspect(conn).has_table(table))
         finally:
             engine.dispose()
     except db.exc.DBAPIError:
         return None
     return conn_string if ready else None
+
+
+def _created_new_shard(conn: Connection) -> bool:
+    """Dagster's event tables, WAL and the head revision in an empty database; False when it holds tables."""
+    if db.inspect(conn).get_table_names():
+        return False
+    SqlEventLogStorageMetadata.create_all(conn)
+    conn.execute(db.text("PRAGMA journal_mode=WAL;"))
+    MigrationContext.configure(conn).stamp(_scripts(), "head")
+    safe_commit(conn)
+    return True
 
 
 class KaviEventLogStorage(SqliteEventLogStorage):
@@ -142,23 +151,12 @@ class KaviEventLogStorage(SqliteEventLogStorage):
         # Dagster's tables, WAL, and the head revision stamped with the scripts read once. Anything else (an index
         # shard, an older schema, a shard another process is creating): Dagster's own code, with its retries.
         try:
-            if at_head(engine):
-                return
-            if not for_index_shard and self._create_new_shard(engine):
-                return
+            with engine.connect() as conn:
+                if at_head(conn) or (not for_index_shard and _created_new_shard(conn)):
+                    return
         except db.exc.DBAPIError:
             pass
         super()._initdb(engine, for_index_shard)
-
-    def _create_new_shard(self, engine: Engine) -> bool:
-        with engine.connect() as conn:
-            if db.inspect(conn).get_table_names():
-                return False
-            SqlEventLogStorageMetadata.create_all(conn)
-            conn.execute(db.text("PRAGMA journal_mode=WAL;"))
-            MigrationContext.configure(conn).stamp(_scripts(), "head")
-            safe_commit(conn)
-        return True
 
     def has_table(self, table_name: str) -> bool:
         # Asked before many reads and writes (is this migration applied?); a table, once there, stays.
