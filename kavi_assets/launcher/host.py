@@ -109,6 +109,9 @@ def run_worker(input_json: str) -> int:
     """In the forked child: what `dagster api execute_run INPUT_JSON` does, in this already-loaded interpreter."""
     from dagster._cli.api import api_cli
 
+    from kavi_assets.launcher.storage import hold_connections
+
+    hold_connections()  # this process writes one run's events and ends with os._exit
     code = 0
     try:
         api_cli.main(args=["execute_run", input_json], prog_name="dagster api", standalone_mode=True)

@@ -3,6 +3,7 @@ schema in DAGSTER_HOME, one SQLAlchemy engine per database file per process, and
 default storage reads the same through it."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -210,3 +211,91 @@ def test_a_database_behind_head_takes_dagsters_own_path(tmp_path: Path, monkeypa
     monkeypatch.setattr(mod.SqliteRunStorage, "from_local", classmethod(spy))
     assert isinstance(KaviRunStorage.from_local(str(tmp_path / "history")), KaviRunStorage)
     assert slow == [str(tmp_path / "history")]
+
+
+def _in_child(body: Callable[[], bool]) -> None:
+    """`body` in a forked child that ends with os._exit, as a run worker does; asserts it returned True."""
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            ok = body()
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _write_one(storage: KaviEventLogStorage, shard: str) -> None:
+    import sqlalchemy as sa
+
+    with storage._connect(shard) as conn:
+        conn.execute(sa.text("CREATE TABLE IF NOT EXISTS probe (n INTEGER)"))
+        conn.execute(sa.text("INSERT INTO probe VALUES (1)"))
+
+
+def test_connections_commit_with_normal_sync_in_wal(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    engine = Engines().get(f"sqlite:///{tmp_path / 'x.db'}")
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("PRAGMA synchronous")).scalar() == 1  # NORMAL (FULL is 2)
+
+
+def test_a_holding_run_worker_never_checkpoints_on_close_and_others_read_its_writes(tmp_path: Path) -> None:
+    import sqlite3
+
+    from kavi_assets.launcher.storage import hold_connections, holding_connections
+
+    base = tmp_path / "events"
+    wal = base / "run-1.db-wal"
+    assert not holding_connections()  # this test process does not hold, nor does anything it imported
+
+    # Without holding, each close is the last one: it checkpoints the WAL into the database and deletes it.
+    plain = KaviEventLogStorage(str(base))
+    _write_one(plain, "run-0")
+    assert not (base / "run-0.db-wal").exists()
+
+    def worker() -> bool:
+        hold_connections()
+        storage = KaviEventLogStorage(str(base))
+        for _ in range(3):
+            _write_one(storage, "run-1")
+        grandchild = os.fork()
+        if grandchild == 0:  # a fork of a holding process does not hold
+            os._exit(0 if not holding_connections() else 1)
+        _, status = os.waitpid(grandchild, 0)
+        # One idle connection kept to the shard: the closes after each write were not the last, the WAL stays.
+        return (os.waitstatus_to_exitcode(status) == 0 and storage._engines.held() == [str(base / "run-1.db")]
+                and wal.exists() and wal.stat().st_size > 0)
+
+    _in_child(worker)
+    # The worker ended without closing its connection (os._exit): every write is there for the next reader.
+    con = sqlite3.connect(base / "run-1.db")
+    try:
+        assert con.execute("SELECT count(*) FROM probe").fetchone() == (3,)
+        assert con.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        con.close()
+    assert not wal.exists()  # the reader's close was the last one: checkpointed
+
+
+def test_a_holding_worker_runs_a_job_that_every_other_process_reads(dagster_home: Path) -> None:
+    from kavi_assets.launcher.storage import hold_connections
+
+    done = dagster_home / "run-id"
+
+    def worker() -> bool:
+        hold_connections()
+        with dg.DagsterInstance.get() as inst:
+            result = tiny.execute_in_process(instance=inst)
+            done.write_text(result.run_id)
+            held = inst.event_log_storage._engines.held()  # type: ignore[attr-defined]
+            return result.success and any(p.endswith(f"{result.run_id}.db") for p in held)
+
+    _in_child(worker)
+    with dg.DagsterInstance.get() as inst:
+        run = inst.get_run_by_id(done.read_text())
+        assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS
+        types = [e.dagster_event.event_type_value for e in inst.all_logs(run.run_id) if e.dagster_event]
+        assert types[0] == "PIPELINE_START" and types[-1] == "PIPELINE_SUCCESS"  # run start and success
