@@ -104,22 +104,27 @@ def _workspace_file(dagster_home: Path) -> Path:
 def queue_daemon(dagster_home: Path, ledger: Path | None = None) -> Iterator[int | None]:
     """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home; with
     `ledger`, the batch's runs write through one ledger host (kavi_assets/ledger/host.py)."""
-    with batch_ledger_host(ledger), _queue_daemon(dagster_home) as pid:
+    with batch_ledger_host(ledger) as host, _queue_daemon(dagster_home) as pid:
         yield pid
+        if host is not None:
+            # Every run of the block has ended: the ledger host's shutdown (its last checkpoint) overlaps the
+            # daemon's, instead of following it.
+            with contextlib.suppress(OSError):
+                os.kill(host, signal.SIGTERM)
 
 
 @contextmanager
-def batch_ledger_host(ledger: Path | None) -> Iterator[None]:
+def batch_ledger_host(ledger: Path | None) -> Iterator[int | None]:
     """One writer for the batch: the local ledger file served by a host process while the batch runs (not for the
-    shared DuckLake ledger, whose writers meet in its catalog)."""
+    shared DuckLake ledger, whose writers meet in its catalog). Yields the host's pid, None without one."""
     from kavi_assets.ledger.host import ledger_host
     from kavi_assets.ledger.store import Ledger
 
     if ledger is None or Ledger(ledger, migrate=False).lake is not None:
-        yield
+        yield None
         return
-    with ledger_host(ledger):
-        yield
+    with ledger_host(ledger) as pid:
+        yield pid
 
 
 @contextmanager
@@ -128,16 +133,14 @@ def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
     if _daemon_running(inst):
         yield None
         return
-    exe = Path(sys.executable).with_name("dagster-daemon")
-    if not exe.is_file():
-        raise QueueStalled(f"dagster-daemon is not installed beside {Path(sys.executable).name} (pip install -e .): "
-                           "nothing would take the queued runs")
     logs = dagster_home / "logs"
     logs.mkdir(exist_ok=True)
     with shared_recorded_model() as env:
         env[PRESTART_ENV] = "1"  # this daemon launches a batch now: its run host imports while the daemon starts
         log = (logs / "kavi-queue-daemon.log").open("ab")
-        proc = subprocess.Popen([str(exe), "run", "-w", str(_workspace_file(dagster_home)), "--log-level", "warning"],
+        # Dagster's dagster-daemon command, with a quicker exit (kavi_assets/launcher/daemon.py).
+        proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher.daemon", "run", "-w",
+                                 str(_workspace_file(dagster_home)), "--log-level", "warning"],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
                                 start_new_session=True, preexec_fn=_reset_signals, env=env)
         try:

@@ -396,8 +396,13 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as err:  # the starter reads this line and reports it
             print(json.dumps({"ready": False, "error": f"{type(err).__name__}: {err}"[:500]}), flush=True)
             raise SystemExit(2) from None
-        signal.signal(signal.SIGTERM, lambda *_: host.stop.set())
-        signal.signal(signal.SIGINT, lambda *_: host.stop.set())
+
+        def stop(*_: object) -> None:
+            host.stop.set()
+            host.server.close()  # the accept this interrupted ends now, not at its next timeout
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
 
         def orphaned() -> None:  # the starter was killed: nothing will stop this host otherwise
             while not host.stop.wait(1.0):

@@ -299,3 +299,18 @@ def test_a_holding_worker_runs_a_job_that_every_other_process_reads(dagster_home
         assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS
         types = [e.dagster_event.event_type_value for e in inst.all_logs(run.run_id) if e.dagster_event]
         assert types[0] == "PIPELINE_START" and types[-1] == "PIPELINE_SUCCESS"  # run start and success
+
+
+def test_the_batch_daemon_is_dagsters_own_command(tmp_path: Path) -> None:
+    """kavi starts `python -m kavi_assets.launcher.daemon` for a batch: Dagster's dagster-daemon CLI itself (its
+    commands and options), which only ends differently."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "kavi_assets.launcher.daemon", "run", "--help"], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "--workspace" in out.stdout and "--log-level" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "kavi_assets.launcher.daemon", "no-such-command"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert bad.returncode == 2 and "no-such-command" in bad.stderr

@@ -5,8 +5,10 @@ fails or its process dies — and no process meets DuckDB's file lock."""
 import datetime as dt
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -123,3 +125,27 @@ def test_eight_writer_processes_through_the_host(tmp_path: Path) -> None:
     assert len(rows) == writers * n and len({r["build_id"] for r in rows}) == writers * n
     # Every unit went through the host: opened without a single retry at the file lock.
     assert sum(s["opens"] for s in stats) >= writers * n and sum(s["retries"] for s in stats) == 0
+
+
+def test_a_stopped_host_finishes_the_unit_in_flight_then_exits(tmp_path: Path) -> None:
+    """SIGTERM (a batch that has ended stops its host while stopping its daemon) ends the host's accept loop at once;
+    the unit of work already open still commits before the file is closed, and the host exits cleanly."""
+    path = tmp_path / "ledger.duckdb"
+    with ledger_host(path) as pid:
+        assert pid is not None
+        led = Ledger(path)
+        with led.connect() as con:
+            con.execute("CREATE TABLE t (k INTEGER)")
+            con.execute("INSERT INTO t VALUES (1)")
+            os.kill(pid, signal.SIGTERM)
+            con.execute("INSERT INTO t VALUES (2)")
+        for _ in range(600):  # the host's own exit, not the context's (which would terminate it again)
+            if find_host(path) is None:
+                break
+            time.sleep(0.05)
+        assert find_host(path) is None
+    con2 = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con2.execute("SELECT k FROM t ORDER BY k").fetchall() == [(1,), (2,)]
+    finally:
+        con2.close()
