@@ -39,7 +39,7 @@ from kavi_assets.config import (
 )
 from kavi_assets.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
 from kavi_assets.home import KaviHome
-from kavi_assets.launcher.host import PRESTART_ENV
+from kavi_assets.launcher.host import HANDED_ENV, PRESTART_ENV
 
 LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
 QUEUE_MODULE = "kavi_assets.queue_definitions"
@@ -138,18 +138,54 @@ def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
     with shared_recorded_model() as env:
         env[PRESTART_ENV] = "1"  # this daemon launches a batch now: its run host imports while the daemon starts
         log = (logs / "kavi-queue-daemon.log").open("ab")
-        # Dagster's dagster-daemon command, with a quicker exit (kavi_assets/launcher/daemon.py).
-        proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher.daemon", "run", "-w",
-                                 str(_workspace_file(dagster_home)), "--log-level", "warning"],
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
-                                start_new_session=True, preexec_fn=_reset_signals, env=env)
+        host, handed = _start_run_host(env, dagster_home, log)
+        try:
+            # Dagster's dagster-daemon command, with a quicker exit (kavi_assets/launcher/daemon.py).
+            proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher.daemon", "run", "-w",
+                                     str(_workspace_file(dagster_home)), "--log-level", "warning"],
+                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
+                                    start_new_session=True, preexec_fn=_reset_signals, env=env, pass_fds=handed)
+        except BaseException:
+            if host is not None:
+                _stop(host)
+            log.close()
+            raise
+        finally:
+            for fd in handed:
+                os.close(fd)  # the daemon holds it now: when the daemon ends, the host's socket closes
         try:
             yield proc.pid
         finally:
             _stop(proc)
+            if host is not None:
+                _stop(host)  # it ended with the daemon's end of its socket; its group (any run still alive) too
             log.close()
             # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
             inst.wipe_daemon_heartbeats()
+
+
+def _start_run_host(env: dict[str, str], dagster_home: Path, log: Any
+                    ) -> tuple["subprocess.Popen[bytes] | None", tuple[int, ...]]:
+    """The run host the daemon's launcher would start (kavi_assets/launcher/host.py), started now, before the
+    daemon: its imports (Dagster, the forge) overlap the daemon's instead of following them, and the batch's first
+    runs start that much sooner. Its socket's other end goes to the daemon (pass_fds, named in HANDED_ENV), whose
+    launcher takes it as its host. Started in a session of its own (the runs it forks join it); stopped with the
+    daemon. Where it cannot start, the daemon's launcher starts one itself, as without this."""
+    import socket
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        host = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher", "--fd", str(theirs.fileno())],
+                                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, cwd=dagster_home, start_new_session=True, env=env)
+    except OSError:
+        ours.close()
+        return None, ()
+    finally:
+        theirs.close()
+    fd = ours.detach()
+    env[HANDED_ENV] = f"{fd}:{host.pid}:{os.getpid()}"
+    return host, (fd,)
 
 
 @contextmanager

@@ -47,6 +47,10 @@ LOCATION_MODULES = ("kavi_assets.definitions", "kavi_assets.queue_definitions")
 # Set by `kavi forge --all` for the daemon it starts: the launcher starts its host as soon as the daemon creates it,
 # so the batch's first runs do not wait for the host's imports. Elsewhere the host starts with the first run.
 PRESTART_ENV = "KAVI_RUN_HOST_PRESTART"
+# Set by `kavi forge --all` for the daemon it starts, as "FD:HOST_PID:PARENT_PID": a host the command started itself
+# (before the daemon, so its imports overlap the daemon's), whose socket the daemon inherited as FD. Only a process
+# whose parent is PARENT_PID (the daemon, not its code server) takes it.
+HANDED_ENV = "KAVI_RUN_HOST_HANDED"
 SKIPPED_PACKAGES = ("kavi_assets.cli", "kavi_assets.serve", "kavi_assets.scale", "kavi_assets.launcher")
 
 

@@ -10,7 +10,8 @@ Dagster's.
 
 - Only runs of the forge's location (`kavi_assets.definitions`, `kavi_assets.queue_definitions`) on this Python are
   forked; any other run goes to Dagster's default launcher, unchanged.
-- The host starts on the first run and again whenever the forge's source changed since it started (a code reload in
+- The host starts on the first run (or, for a batch's daemon, is handed over ready by `kavi forge --all`: HANDED_ENV)
+  and again whenever the forge's source changed since it started (a code reload in
   the UI, an upgrade), so a run never executes stale code. Where the host cannot start, the run goes to the default
   launcher and the daemon's log says why.
 - Each run is tagged with its worker's pid, host and start time (the tags of kavi_assets/forge/owner.py): the run
@@ -39,7 +40,7 @@ from dagster._serdes import ConfigurableClass, serialize_value
 from dagster._serdes.config_class import ConfigurableClassData
 
 from kavi_assets.forge.owner import ProcessOwner, hostname, process_start
-from kavi_assets.launcher.host import LOCATION_MODULES, PRESTART_ENV, code_stamp
+from kavi_assets.launcher.host import HANDED_ENV, LOCATION_MODULES, PRESTART_ENV, code_stamp
 
 WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host
 START_TIMEOUT_S = 120.0
@@ -60,18 +61,46 @@ class HostUnavailable(RuntimeError):
     """The run host could not start or stopped answering."""
 
 
-class RunHost:
-    """A client of one host process (thread-safe: one request at a time over its socket)."""
+def handed_host(environ: Mapping[str, str] | None = None) -> tuple[socket.socket, int] | None:
+    """The socket and pid of a host handed to this process (HANDED_ENV), once; None when there is none for it."""
+    env = os.environ if environ is None else environ
+    raw = env.get(HANDED_ENV, "")
+    if environ is None:
+        os.environ.pop(HANDED_ENV, None)  # taken once; no process this one starts takes it again
+    try:
+        fd, pid, parent = (int(part) for part in raw.split(":"))
+    except ValueError:
+        return None
+    if parent != os.getppid():  # inherited by someone else (e.g. the daemon's code server): not theirs
+        return None
+    try:
+        sock = socket.socket(fileno=fd)
+    except (OSError, ValueError):  # not open, not a socket, not a descriptor
+        return None
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_SEQPACKET:
+        sock.detach()  # not the host's socket: leave the descriptor alone
+        return None
+    return sock, pid
 
-    def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._sock = ours
+
+class RunHost:
+    """A client of one host process (thread-safe: one request at a time over its socket): one this launcher
+    starts, or one handed over ready (`handed`: its socket and pid; the process that started it reaps it)."""
+
+    def __init__(self, handed: tuple[socket.socket, int] | None = None) -> None:
         self._lock = threading.Lock()
-        # Not a new session: the host and its runs stay in the daemon's process group, so stopping the daemon's
-        # group (as `kavi forge --all` does at its end) stops them too.
-        self.proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher", "--fd", str(theirs.fileno())],
-                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
-        theirs.close()
+        self.proc: subprocess.Popen[bytes] | None = None
+        if handed is not None:
+            self._sock, self.pid = handed
+        else:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self._sock = ours
+            # Not a new session: the host and its runs stay in the daemon's process group, so stopping the
+            # daemon's group (as `kavi forge --all` does at its end) stops them too.
+            self.proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher", "--fd",
+                                          str(theirs.fileno())], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+            self.pid = self.proc.pid
+            theirs.close()
         self._sock.settimeout(START_TIMEOUT_S)
         try:
             hello = json.loads(self._sock.recv(1 << 20) or b"{}")
@@ -90,7 +119,13 @@ class RunHost:
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        if self.proc is not None:
+            return self.proc.poll() is None
+        try:
+            os.kill(self.pid, 0)
+        except OSError:
+            return False
+        return True
 
     def fork(self, input_json: str) -> int:
         with self._lock:
@@ -104,15 +139,16 @@ class RunHost:
         return int(reply["pid"])
 
     def close(self) -> None:
-        """Close the socket: the host exits (runs it forked carry on); reap it."""
+        """Close the socket: the host exits (runs it forked carry on); reap it (if this process started it)."""
         try:
             self._sock.close()
         finally:
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            if self.proc is not None:
+                try:
+                    self.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
 
 
 class PreforkRunLauncher(RunLauncher, ConfigurableClass):
@@ -170,11 +206,25 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
             if host is not None:
                 host.close()  # stale or dead: its runs carry on; the next ones start from the new code
                 self._host = None
-            self._host = RunHost()
+            self._host = self._handed_or_new()
             if self._host.failed:
                 _log.warning("the run host could not import %s (runs import them themselves)",
                              ", ".join(self._host.failed[:5]))
             return self._host
+
+    @staticmethod
+    def _handed_or_new() -> RunHost:
+        handed = handed_host()
+        if handed is not None:
+            try:
+                host = RunHost(handed)
+            except HostUnavailable as err:
+                _log.warning("%s; starting one here", err)
+            else:
+                if host.stamp == code_stamp():
+                    return host
+                host.close()  # the forge's source changed since the command started it: a host of this code
+        return RunHost()
 
     # -- the launcher interface
 

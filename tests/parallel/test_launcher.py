@@ -147,3 +147,56 @@ def test_the_host_preloads_the_forge_forks_workers_and_restarts_on_new_code(
     fresh = launcher._running_host()
     assert fresh is not host and fresh.alive
     assert host.proc.wait(10) == 0
+
+
+def test_a_handed_host_is_taken_only_by_the_process_it_was_meant_for(tmp_path: Path) -> None:
+    import socket
+
+    from kavi_assets.launcher.host import HANDED_ENV
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stream, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        fd = ours.fileno()
+        # Inherited by a process whose parent did not start the host (the daemon's code server): not taken.
+        assert prefork.handed_host({HANDED_ENV: f"{fd}:123:{os.getppid() + 1}"}) is None
+        for garbage in ("", "x", "1:2", f"{fd}:a:{os.getppid()}", f"-1:1:{os.getppid()}"):
+            assert prefork.handed_host({HANDED_ENV: garbage}) is None
+        # A descriptor that is not a host's socket is left open, untouched.
+        assert prefork.handed_host({HANDED_ENV: f"{stream.fileno()}:1:{os.getppid()}"}) is None
+        os.fstat(stream.fileno())
+        taken = prefork.handed_host({HANDED_ENV: f"{fd}:4321:{os.getppid()}"})
+        assert taken is not None and taken[1] == 4321 and taken[0].fileno() == fd
+        taken[0].detach()
+    finally:
+        for s in (ours, theirs, stream, other):
+            s.close()
+
+
+@pytest.mark.slow
+def test_a_host_started_by_the_command_is_handed_to_the_launcher(tmp_path: Path) -> None:
+    """`kavi forge --all` starts the run host before the daemon (kavi_assets/cli/parallel.py) and hands its socket
+    over: the launcher forks runs from it, does not reap it (its starter does), and a host of older code is
+    replaced by one of this code."""
+    from kavi_assets.cli.parallel import _start_run_host
+    from kavi_assets.launcher.host import HANDED_ENV
+
+    env = dict(os.environ)
+    with (tmp_path / "host.log").open("ab") as log:
+        started, fds = _start_run_host(env, tmp_path, log)
+    assert started is not None and fds and env[HANDED_ENV] == f"{fds[0]}:{started.pid}:{os.getpid()}"
+    assert HANDED_ENV not in os.environ
+    try:
+        # As the daemon sees it: the command is its parent.
+        handed = prefork.handed_host({HANDED_ENV: f"{fds[0]}:{started.pid}:{os.getppid()}"})
+        assert handed is not None
+        host = prefork.RunHost(handed)
+        assert host.alive and host.pid == started.pid and host.proc is None and host.stamp == code_stamp()
+        pid = host.fork("{not a run}")  # a worker that fails on its own, forked from the handed host
+        assert pid > 0 and pid != started.pid
+        host.close()  # the socket's end closes: the host exits; its starter reaps it
+        assert started.wait(30) == 0
+    finally:
+        if started.poll() is None:
+            started.kill()
+            started.wait()
