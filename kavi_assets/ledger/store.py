@@ -284,15 +284,19 @@ class Ledger:
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version' "
             "AND table_schema = 'main' AND table_catalog = current_database()"
         ).fetchone()
-        current = 0
+        current, recorded = 0, 0
         if exists and exists[0]:
-            row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-            current = int(row[0]) if row else 0
+            row = con.execute("SELECT coalesce(max(version), 0), count(DISTINCT version) FROM schema_version"
+                              ).fetchone()
+            current, recorded = (int(row[0]), int(row[1])) if row else (0, 0)
         if current > SCHEMA_VERSION:
             raise LedgerSchemaError(
                 f"the ledger {self.path} has schema version {current}, newer than this forge's "
                 f"{SCHEMA_VERSION}; upgrade kavi-forge"
             )
+        if recorded < sum(1 for version, _ in MIGRATIONS if version <= current) and self.lake is None:
+            self._fill_gaps_in(con)  # versions recorded out of order (a ledger written by diverging builds)
+            return
         if current == SCHEMA_VERSION:
             return
         if self.lake is not None:
@@ -305,6 +309,26 @@ class Ledger:
             for stmt in statements:
                 con.execute(stmt)
             con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
+
+    def _fill_gaps_in(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Apply, in order, every migration whose version is not recorded, when later ones are: a ledger file some
+        build of the forge migrated past versions it did not have. Migrations create what is missing (`IF NOT
+        EXISTS`); one that cannot apply on this file stops with the versions missing, and nothing is changed."""
+        done = {int(r[0]) for r in con.execute("SELECT DISTINCT version FROM schema_version").fetchall()}
+        missing = [version for version, _ in MIGRATIONS if version not in done]
+        try:
+            for version, statements in MIGRATIONS:
+                if version in done:
+                    continue
+                for stmt in statements:
+                    con.execute(stmt)
+                con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
+        except duckdb.Error as err:
+            raise LedgerSchemaError(
+                f"the ledger {self.path} records schema versions up to {max(done)} but not {missing} (it was migrated "
+                f"by diverging builds of the forge), and they cannot be applied to it now ({type(err).__name__}: "
+                f"{str(err).splitlines()[0][:200]}); move it aside to start a new ledger, or restore a backup"
+            ) from None
 
     def _migrate_lake_in(self, con: duckdb.DuckDBPyConnection, current: int) -> None:
         """DuckLake has no keys and no indexes: a new lake is created at the current schema (the tables the
