@@ -11,8 +11,8 @@ Dagster's.
 - Only runs of the forge's location (`kavi_assets.definitions`, `kavi_assets.queue_definitions`) on this Python are
   forked; any other run goes to Dagster's default launcher, unchanged.
 - The host starts on the first run (or, for a batch's daemon, is handed over ready by `kavi forge --all`: HANDED_ENV)
-  and again whenever the forge's source changed since it started (a code reload in
-  the UI, an upgrade), so a run never executes stale code. Where the host cannot start, the run goes to the default
+  and again whenever the forge's source changed since it started (a code reload in the UI, an upgrade), so a run
+  never executes stale code. Where the host cannot start, the run goes to the default
   launcher and the daemon's log says why.
 - Each run is tagged with its worker's pid, host and start time (the tags of kavi_assets/forge/owner.py): the run
   monitor's worker health check and `terminate` (SIGTERM, which Dagster turns into a cancellation) use them, as do
@@ -89,6 +89,7 @@ class RunHost:
 
     def __init__(self, handed: tuple[socket.socket, int] | None = None) -> None:
         self._lock = threading.Lock()
+        self._answering = True  # False once a request found it gone (a handed host's exit leaves no exit status)
         self.proc: subprocess.Popen[bytes] | None = None
         if handed is not None:
             self._sock, self.pid = handed
@@ -119,6 +120,8 @@ class RunHost:
 
     @property
     def alive(self) -> bool:
+        if not self._answering:
+            return False
         if self.proc is not None:
             return self.proc.poll() is None
         try:
@@ -133,6 +136,7 @@ class RunHost:
                 self._sock.send(json.dumps({"input_json": input_json}).encode())
                 reply = json.loads(self._sock.recv(1 << 20) or b"{}")
             except (OSError, ValueError) as err:
+                self._answering = False  # replaced at the next launch
                 raise HostUnavailable(f"the run host did not answer: {err}") from None
         if "pid" not in reply:
             raise HostUnavailable(f"the run host could not fork a run worker: {reply.get('error', 'no answer')}")

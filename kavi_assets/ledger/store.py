@@ -279,54 +279,43 @@ class Ledger:
         return SCHEMA_VERSION
 
     def _migrate_in(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Apply the missing migrations inside the caller's transaction; reads only when the schema is current."""
+        """Apply the missing migrations inside the caller's transaction; reads only when the schema is current.
+
+        Missing means not recorded: normally the versions after the newest one, but also any a diverging build of
+        the forge migrated past (a file recording a later version without an earlier one). Those are applied in the
+        same order; one that cannot apply to such a file stops with the versions missing, and nothing is changed."""
         exists = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version' "
             "AND table_schema = 'main' AND table_catalog = current_database()"
         ).fetchone()
-        current, recorded = 0, 0
+        done: set[int] = set()
         if exists and exists[0]:
-            row = con.execute("SELECT coalesce(max(version), 0), count(DISTINCT version) FROM schema_version"
-                              ).fetchone()
-            current, recorded = (int(row[0]), int(row[1])) if row else (0, 0)
+            done = {int(r[0]) for r in con.execute("SELECT DISTINCT version FROM schema_version").fetchall()}
+        current = max(done, default=0)
         if current > SCHEMA_VERSION:
             raise LedgerSchemaError(
                 f"the ledger {self.path} has schema version {current}, newer than this forge's "
                 f"{SCHEMA_VERSION}; upgrade kavi-forge"
             )
-        if recorded < sum(1 for version, _ in MIGRATIONS if version <= current) and self.lake is None:
-            self._fill_gaps_in(con)  # versions recorded out of order (a ledger written by diverging builds)
-            return
-        if current == SCHEMA_VERSION:
+        missing = [(version, statements) for version, statements in MIGRATIONS if version not in done]
+        if not missing:
             return
         if self.lake is not None:
             self._migrate_lake_in(con, current)
             return
         con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
-            for stmt in statements:
-                con.execute(stmt)
-            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
-
-    def _fill_gaps_in(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Apply, in order, every migration whose version is not recorded, when later ones are: a ledger file some
-        build of the forge migrated past versions it did not have. Migrations create what is missing (`IF NOT
-        EXISTS`); one that cannot apply on this file stops with the versions missing, and nothing is changed."""
-        done = {int(r[0]) for r in con.execute("SELECT DISTINCT version FROM schema_version").fetchall()}
-        missing = [version for version, _ in MIGRATIONS if version not in done]
         try:
-            for version, statements in MIGRATIONS:
-                if version in done:
-                    continue
+            for version, statements in missing:
                 for stmt in statements:
                     con.execute(stmt)
                 con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utcnow()])
         except duckdb.Error as err:
+            gaps = [version for version, _ in missing if version < current]
+            if not gaps:
+                raise
             raise LedgerSchemaError(
-                f"the ledger {self.path} records schema versions up to {max(done)} but not {missing} (it was migrated "
-                f"by diverging builds of the forge), and they cannot be applied to it now ({type(err).__name__}: "
+                f"the ledger {self.path} records schema versions up to {current} but not {gaps} (it was migrated by "
+                f"diverging builds of the forge), and they cannot be applied to it now ({type(err).__name__}: "
                 f"{str(err).splitlines()[0][:200]}); move it aside to start a new ledger, or restore a backup"
             ) from None
 

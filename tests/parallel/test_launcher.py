@@ -200,3 +200,32 @@ def test_a_host_started_by_the_command_is_handed_to_the_launcher(tmp_path: Path)
         if started.poll() is None:
             started.kill()
             started.wait()
+
+
+@pytest.mark.slow
+def test_a_handed_host_that_died_is_replaced_though_its_starter_has_not_reaped_it(tmp_path: Path) -> None:
+    """A handed host's exit leaves a zombie until the command reaps it at its end (a signal-0 probe still finds
+    it): the failed request is what marks it gone, so the launcher's next launch starts a host of its own."""
+    from kavi_assets.cli.parallel import _start_run_host
+    from kavi_assets.launcher.host import HANDED_ENV
+
+    env = dict(os.environ)
+    with (tmp_path / "host.log").open("ab") as log:
+        started, fds = _start_run_host(env, tmp_path, log)
+    assert started is not None and HANDED_ENV in env
+    try:
+        handed = prefork.handed_host({HANDED_ENV: f"{fds[0]}:{started.pid}:{os.getppid()}"})
+        assert handed is not None
+        host = prefork.RunHost(handed)
+        assert host.alive
+        os.kill(started.pid, signal.SIGKILL)
+        time.sleep(0.5)  # dead, not yet reaped: still there for kill(pid, 0)
+        os.kill(started.pid, 0)
+        with pytest.raises(prefork.HostUnavailable):
+            host.fork("{not a run}")
+        assert not host.alive
+        host.close()
+    finally:
+        if started.poll() is None:
+            started.kill()
+        started.wait()
