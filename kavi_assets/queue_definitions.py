@@ -1,8 +1,8 @@
-"""The forge's code location without its sensors and schedules: what the daemon `kavi forge --all` and
-`kavi demo --concurrency N` start for their own duration loads, so that it executes the runs they queued and
-nothing else (the retry sensor would add attempts the command did not ask for, at times that depend on when the
-daemon stops). Its workspace names it `kavi_assets.definitions`, the full location's name, so a daemon someone
-already runs on the same DAGSTER_HOME can launch the same queued runs."""
+"""The forge's code location without its sensors and schedules: the origin of the runs `kavi forge --all` and
+`kavi demo --concurrency N` queue, so that their run workers load the forge and nothing that would act on its own
+(the retry sensor would add attempts the command did not ask for, at times that depend on when the daemon stops).
+The runs carry `kavi_assets.definitions`, the full location's name, so a daemon someone already runs on the same
+DAGSTER_HOME can launch the same queued runs."""
 
 import dagster as dg
 

@@ -5,16 +5,18 @@ QueuedRunCoordinator, which holds them QUEUED. Something must dequeue them: a `d
 for its own duration (its process group is stopped by pid when the command ends), unless a daemon already beats
 for this DAGSTER_HOME. The daemon's queued-run coordinator launches each run when a slot is free — at most
 `max_concurrent_runs` at once and at most the endpoint limit per `kavi/endpoint` tag, so a provider's rate limit
-holds — through the default run launcher: a code server that starts one run worker process per run.
+holds — through the run launcher of dagster.yaml (kavi_assets/launcher), which forks each run's worker from a host
+that has imported the forge once.
 
 Why the daemon and not threads in this process: the queue, its limits, run monitoring and the UI's view of queued
 runs are Dagster's and already configured in dagster.yaml; a run in its own process also keeps one run's crash or
-memory from another's. The price is a process per run (import dagster + load the definitions, about 1.6 CPU-s here)
-and the daemon's start (a few seconds): `kavi forge NAME` stays in process, as before.
+memory from another's. The price is a process per run (a fork of the run host) and the daemon's start (a few
+seconds): `kavi forge NAME` stays in process, as before.
 
-The daemon loads kavi_assets.queue_definitions (the forge without sensors), so it executes the runs the command
-queued and nothing else. Each run takes its proposal's attempt lock itself (resources/attempt_lock.py); the ledger's
-transactions are serialized across processes by DuckDB's file lock (kavi_assets/ledger/store.py).
+The daemon loads no code location (see _workspace_file) and runs no sensor or schedule, so it executes the runs
+queued and nothing else; the runs' origin is kavi_assets.queue_definitions (the forge without sensors). Each run
+takes its proposal's attempt lock itself (resources/attempt_lock.py); the batch's ledger transactions go through one
+ledger host (kavi_assets/ledger/host.py), DuckDB's single writer.
 """
 
 import contextlib
@@ -89,10 +91,14 @@ def _daemon_running(inst: Any, within_s: float = 30.0) -> bool:
 
 
 def _workspace_file(dagster_home: Path) -> Path:
+    """The workspace of the daemon a batch starts: no code location. Its queue launches every run of the batch
+    through the run launcher of dagster.yaml (kavi_assets/launcher), which forks the run worker from its run host, or
+    starts `dagster api execute_run` itself, and never asks a code server; the daemon runs no sensor or schedule. A
+    code server would only import the forge once more while the batch starts: measured 2 CPU-s, and the first run
+    started ~1.5 s later (benchmarks/forge_parallel.py)."""
     path = dagster_home / "kavi-queue-workspace.yaml"
-    text = ("# Written by kavi: the forge's code location without sensors, for the daemon kavi starts.\n"
-            f"load_from:\n  - python_module:\n      module_name: {QUEUE_MODULE}\n"
-            f"      location_name: {LOCATION_NAME}\n")
+    text = ("# Written by kavi for the daemon `kavi forge --all` starts: no code location, as its run launcher needs\n"
+            "# none (kavi_assets/launcher/prefork.py).\nload_from: []\n")
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -226,8 +232,8 @@ def _stop(proc: "subprocess.Popen[bytes]") -> None:
 
 
 class RunSubmitter:
-    """Creates forge runs for the queue from this process: the location is loaded in process under the name the
-    daemon's workspace gives it, so the daemon launches them from its own code server."""
+    """Creates forge runs for the queue from this process: the location is loaded in process under the forge's
+    location name (the name a `dagster dev` workspace gives it), its runs' origin the queue module."""
 
     def __init__(self) -> None:
         from dagster._core.remote_origin import InProcessCodeLocationOrigin

@@ -9,11 +9,14 @@ runs Dagster's own run-worker entry point (`dagster api execute_run`), so the ru
 Dagster's.
 
 - Only runs of the forge's location (`kavi_assets.definitions`, `kavi_assets.queue_definitions`) on this Python are
-  forked; any other run goes to Dagster's default launcher, unchanged.
+  forked. A run of the forge's location that cannot be forked (another Python, or no host) gets the worker Dagster's
+  code server would start for it, started here: a fresh `dagster api execute_run` process of the run's own
+  interpreter, so the forge's runs never need a code server (the daemon `kavi forge --all` starts loads none). Any
+  other run goes to Dagster's default launcher, unchanged.
 - The host starts on the first run (or, for a batch's daemon, is handed over ready by `kavi forge --all`: HANDED_ENV)
   and again whenever the forge's source changed since it started (a code reload in the UI, an upgrade), so a run
-  never executes stale code. Where the host cannot start, the run goes to the default
-  launcher and the daemon's log says why.
+  never executes stale code. Where the host cannot start, the run gets a fresh worker process and the daemon's log
+  says why.
 - Each run is tagged with its worker's pid, host and start time (the tags of kavi_assets/forge/owner.py): the run
   monitor's worker health check and `terminate` (SIGTERM, which Dagster turns into a cancellation) use them, as do
   `kavi doctor` and the stale-run sweep.
@@ -42,7 +45,8 @@ from dagster._serdes.config_class import ConfigurableClassData
 from kavi_assets.forge.owner import ProcessOwner, hostname, process_start
 from kavi_assets.launcher.host import HANDED_ENV, LOCATION_MODULES, PRESTART_ENV, code_stamp
 
-WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host
+WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host; "process": a fresh interpreter (spawn_worker)
+WORKER_KINDS = ("prefork", "process")
 START_TIMEOUT_S = 120.0
 _log = logging.getLogger("kavi.launcher")
 
@@ -55,6 +59,16 @@ def _same_python(a: str, b: str) -> bool:
         return os.path.dirname(a) == os.path.dirname(b) and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def spawn_worker(input_json: str, executable: str) -> int:
+    """A run worker in a fresh interpreter: `dagster api execute_run INPUT_JSON`, the command a location's code server
+    starts for Dagster's default launcher, here without the code server. In a session of its own, as a forked worker
+    is; a thread of this process reaps it when it ends."""
+    proc = subprocess.Popen([executable, "-m", "dagster", "api", "execute_run", input_json],
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    threading.Thread(target=proc.wait, name=f"kavi-run-worker-{proc.pid}", daemon=True).start()
+    return proc.pid
 
 
 class HostUnavailable(RuntimeError):
@@ -193,14 +207,18 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
     # -- which runs are ours
 
     @staticmethod
-    def forks(run: DagsterRun) -> bool:
-        """True for a run of the forge's location that this Python can execute."""
+    def ours(run: DagsterRun) -> bool:
+        """True for a run of the forge's location (whatever Python it names)."""
         origin = run.job_code_origin
         if origin is None:
             return False
-        pointer = origin.repository_origin.code_pointer
-        module = getattr(pointer, "module", None)
-        return module in LOCATION_MODULES and _same_python(origin.executable_path, sys.executable)
+        return getattr(origin.repository_origin.code_pointer, "module", None) in LOCATION_MODULES
+
+    @classmethod
+    def forks(cls, run: DagsterRun) -> bool:
+        """True for a run of the forge's location that this Python can execute."""
+        origin = run.job_code_origin
+        return cls.ours(run) and origin is not None and _same_python(origin.executable_path, sys.executable)
 
     def _running_host(self) -> RunHost:
         with self._host_lock:
@@ -234,25 +252,28 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
 
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run
-        if not self.forks(run):
+        origin = run.job_code_origin
+        if origin is None or not self.ours(run):
             self._fallback.launch_run(context)
             return
         from dagster._grpc.types import ExecuteRunArgs
 
-        args = ExecuteRunArgs(job_origin=run.job_code_origin, run_id=run.run_id,  # type: ignore[arg-type]
-                              instance_ref=self._instance.get_ref(), set_exit_code_on_failure=True)
+        args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=self._instance.get_ref(),
+                              set_exit_code_on_failure=True)
         input_json = serialize_value(args)
+        kind = "prefork"
         try:
+            if not self.forks(run):
+                raise HostUnavailable(f"the run names another Python ({origin.executable_path})")
             pid = self._running_host().fork(input_json)
         except HostUnavailable as err:  # a dead host is replaced at the next launch (_running_host)
-            _log.warning("%s; run %s goes to Dagster's default run launcher", err, run.run_id)
-            self._fallback.launch_run(context)
-            return
+            _log.warning("%s; run %s gets a fresh run worker process", err, run.run_id)
+            pid, kind = spawn_worker(input_json, origin.executable_path), "process"
         owner = ProcessOwner(pid, hostname(), process_start(pid))
-        self._instance.add_run_tags(run.run_id, {**owner.tags(), WORKER_TAG: "prefork"})
+        self._instance.add_run_tags(run.run_id, {**owner.tags(), WORKER_TAG: kind})
 
     def _owner(self, run: DagsterRun) -> ProcessOwner | None:
-        if run.tags.get(WORKER_TAG) != "prefork":
+        if run.tags.get(WORKER_TAG) not in WORKER_KINDS:
             return None
         return ProcessOwner.from_tags(run.tags)
 

@@ -229,3 +229,74 @@ def test_a_handed_host_that_died_is_replaced_though_its_starter_has_not_reaped_i
         if started.poll() is None:
             started.kill()
         started.wait()
+
+
+def test_the_batch_daemon_loads_no_code_location(tmp_path: Path) -> None:
+    """The daemon `kavi forge --all` starts dequeues through the launcher, which needs no code server: its workspace
+    names none, so no code server imports the forge once more while the batch starts."""
+    import yaml
+
+    from kavi_assets.cli.parallel import _workspace_file
+
+    assert yaml.safe_load(_workspace_file(tmp_path).read_text())["load_from"] == []
+
+
+@pytest.mark.slow
+def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No run host (it cannot start, or it stopped answering): the run's worker is Dagster's own `dagster api
+    execute_run` in a fresh interpreter, started by the launcher itself (no code server needed), tagged and watched
+    like a forked one. The run here names a proposal the home lacks, so its worker ends it as a failure."""
+    from dagster._core.events import DagsterEvent, DagsterEventType
+    from dagster._core.launcher.base import LaunchRunContext
+
+    from kavi_assets.cli.dagster_env import dagster_yaml
+    from kavi_assets.cli.parallel import RunSubmitter
+
+    dagster_home = tmp_path / "dagster"
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text(dagster_yaml(dagster_home))
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    monkeypatch.setenv("KAVI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(prefork.HANDED_ENV, raising=False)
+
+    def no_host(self: PreforkRunLauncher) -> prefork.RunHost:
+        raise prefork.HostUnavailable("no run host in this test")
+
+    monkeypatch.setattr(PreforkRunLauncher, "_running_host", no_host)
+    submitter = RunSubmitter()
+    try:
+        inst = submitter.instance
+        run_id = submitter.submit("forge", "not_a_proposal", {})
+        # What the queue's daemon reports before it hands a run to the launcher.
+        inst.report_dagster_event(DagsterEvent(DagsterEventType.PIPELINE_STARTING.value, "forge"), run_id=run_id)
+        run = inst.get_run_by_id(run_id)
+        assert run is not None and PreforkRunLauncher.forks(run)
+        ours = PreforkRunLauncher()
+        ours.register_instance(inst)
+        try:
+            ours.launch_run(LaunchRunContext(dagster_run=run, workspace=None))
+            run = inst.get_run_by_id(run_id)
+            assert run is not None and run.tags[prefork.WORKER_TAG] == "process"
+            owner = ProcessOwner.from_tags(run.tags)
+            assert owner is not None
+            cmdline = Path(f"/proc/{owner.pid}/cmdline").read_bytes().split(b"\0")
+            assert cmdline[1:5] == [b"-m", b"dagster", b"api", b"execute_run"]
+            deadline = time.monotonic() + 120
+            while not run.is_finished and time.monotonic() < deadline:
+                assert ours.check_run_worker_health(run).status in (WorkerStatus.RUNNING, WorkerStatus.SUCCESS)
+                time.sleep(0.2)
+                run = inst.get_run_by_id(run_id)
+                assert run is not None
+            assert run.status == DagsterRunStatus.FAILURE
+            types = {e.dagster_event.event_type_value for e in inst.all_logs(run_id) if e.dagster_event}
+            assert {"PIPELINE_START", "PIPELINE_FAILURE"} <= types  # Dagster's run worker ran it and ended it
+            deadline = time.monotonic() + 30
+            while owner.alive() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert owner.alive() is False  # ended and reaped: no zombie left behind
+            assert ours.check_run_worker_health(run).status == WorkerStatus.SUCCESS
+        finally:
+            ours.dispose()
+    finally:
+        submitter.close()
