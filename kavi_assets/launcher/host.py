@@ -84,8 +84,9 @@ def code_stamp() -> str:
 
 
 def preload() -> list[str]:
-    """Import what a run needs, build the location's definitions and parse the default policy (cached per process:
-    once here for every fork); returns what failed (a run imports or builds it itself, as without the host)."""
+    """Import what a run needs, build the location's definitions, parse the default policy and read Dagster's
+    migration scripts (cached per process: once here for every fork); returns what failed (a run imports or builds
+    it itself, as without the host)."""
     failed: list[str] = []
     for name in (*RUN_MODULES, *forge_modules()):
         try:
@@ -106,6 +107,12 @@ def preload() -> list[str]:
         default_policy()
     except Exception:
         failed.append("the default policy")
+    try:
+        from kavi_assets.launcher.storage import head_revision
+
+        head_revision()  # Dagster's migration scripts, read once here (12 ms a worker paid opening its instance)
+    except Exception:
+        failed.append("Dagster's migration scripts")
     return failed
 
 

@@ -300,3 +300,15 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
             ours.dispose()
     finally:
         submitter.close()
+
+
+def test_the_host_reads_dagster_migration_scripts_before_it_forks() -> None:
+    """Every worker checks its instance's databases against Dagster's newest revision: the scripts are read once,
+    by the host, and every fork inherits them."""
+    from kavi_assets.launcher import storage
+    from kavi_assets.launcher.host import preload
+
+    storage._scripts.cache_clear()
+    failed = preload()
+    assert "Dagster's migration scripts" not in failed
+    assert storage._scripts.cache_info().currsize == 1
