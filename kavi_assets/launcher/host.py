@@ -84,9 +84,9 @@ def code_stamp() -> str:
 
 
 def preload() -> list[str]:
-    """Import what a run needs, build the location's definitions, parse the default policy and read Dagster's
-    migration scripts (cached per process: once here for every fork); returns what failed (a run imports or builds
-    it itself, as without the host)."""
+    """Import what a run needs, build the location's definitions, parse the default policy, build the model SDK's
+    HTTP client and read Dagster's migration scripts (cached per process: once here for every fork); returns what
+    failed (a run imports or builds it itself, as without the host)."""
     failed: list[str] = []
     for name in (*RUN_MODULES, *forge_modules()):
         try:
@@ -107,6 +107,12 @@ def preload() -> list[str]:
         default_policy()
     except Exception:
         failed.append("the default policy")
+    try:
+        from kavi_assets.llm.client import http_client
+
+        http_client()  # the model SDK's HTTP client and its TLS trust store, built once here (no connection yet)
+    except Exception:
+        failed.append("the model SDK's HTTP client")
     try:
         from kavi_assets.launcher.storage import head_revision
 

@@ -197,16 +197,30 @@ def _excerpt(value: object) -> str:
 
 _SDK_CLIENTS: dict[tuple[str, str, float], openai.OpenAI] = {}
 _SDK_CLIENTS_LOCK = threading.Lock()
+_HTTP: list[openai.DefaultHttpxClient] = []
+
+
+def http_client() -> openai.DefaultHttpxClient:
+    """This process's HTTP client for the SDK (the SDK's own default client, with its defaults), shared by every
+    SDK client: building one loads the TLS trust store, about 16 ms. The run host builds it before it forks, so its
+    run workers (which open two SDK clients each: the build's and the independent implementation's) never do; it
+    holds no connection until a request is made."""
+    with _SDK_CLIENTS_LOCK:
+        if not _HTTP:
+            _HTTP.append(openai.DefaultHttpxClient())
+        return _HTTP[0]
 
 
 def _sdk_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
-    """One SDK client (and its HTTP connection pool) per endpoint, key and timeout in this process: building one
-    loads the TLS trust store, about 25 ms, which every forge step paid when it opened a model client."""
+    """One SDK client per endpoint, key and timeout in this process, all on one HTTP client (see http_client):
+    every forge step that opened a model client paid for a new one."""
     key = (base_url, api_key, timeout_s)
+    shared = http_client()
     with _SDK_CLIENTS_LOCK:
         client = _SDK_CLIENTS.get(key)
         if client is None:
-            client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+            client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0,
+                                   http_client=shared)
             _SDK_CLIENTS[key] = client
         return client
 

@@ -309,3 +309,18 @@ def test_quota_and_client_errors_are_not_retried(stub_endpoint: Any) -> None:
 def test_sdk_retries_stay_off_so_one_layer_retries(stub_endpoint: Any) -> None:
     client = stub_client(stub_endpoint)
     assert client._client.max_retries == 0
+
+
+def test_sdk_clients_of_one_process_share_one_http_client(stub_endpoint: Any) -> None:
+    """Building the SDK's HTTP client loads the TLS trust store: a process builds one (the run host, before it
+    forks), and every SDK client of the process (one per endpoint, key and timeout) sends through it."""
+    from kavi_assets.llm.client import http_client
+
+    stub_endpoint.script(completion("one"), completion("two"))
+    short, long = stub_client(stub_endpoint, timeout_s=7.0), stub_client(stub_endpoint, timeout_s=11.0)
+    assert short._client is not long._client
+    assert short._client._client is long._client._client is http_client()
+    assert short._client.timeout == 7.0 and long._client.timeout == 11.0  # each client's own timeout still holds
+    assert short.complete([{"role": "user", "content": "hi"}], model=MODEL, json_mode=False).text == "one"
+    assert long.complete([{"role": "user", "content": "hi"}], model=MODEL, json_mode=False).text == "two"
+    assert len(stub_endpoint.requests) == 2
