@@ -44,6 +44,7 @@ from dagster._serdes.config_class import ConfigurableClassData
 
 from kavi_assets.forge.owner import ProcessOwner, hostname, process_start
 from kavi_assets.launcher.host import HANDED_ENV, LOCATION_MODULES, PRESTART_ENV, code_stamp
+from kavi_assets.launcher.wake import RUN_ENDS
 
 WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host; "process": a fresh interpreter (spawn_worker)
 WORKER_KINDS = ("prefork", "process")
@@ -269,6 +270,7 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
         except HostUnavailable as err:  # a dead host is replaced at the next launch (_running_host)
             _log.warning("%s; run %s gets a fresh run worker process", err, run.run_id)
             pid, kind = spawn_worker(input_json, origin.executable_path), "process"
+        RUN_ENDS.watch(pid)  # its end wakes the run queue of the daemon `kavi forge --all` starts (wake.py)
         owner = ProcessOwner(pid, hostname(), process_start(pid))
         self._instance.add_run_tags(run.run_id, {**owner.tags(), WORKER_TAG: kind})
 

@@ -275,6 +275,7 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
         ours = PreforkRunLauncher()
         ours.register_instance(inst)
         try:
+            prefork.RUN_ENDS.ended.clear()
             ours.launch_run(LaunchRunContext(dagster_run=run, workspace=None))
             run = inst.get_run_by_id(run_id)
             assert run is not None and run.tags[prefork.WORKER_TAG] == "process"
@@ -295,6 +296,7 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
             while owner.alive() and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert owner.alive() is False  # ended and reaped: no zombie left behind
+            assert prefork.RUN_ENDS.ended.wait(10)  # and its end was seen (it wakes a batch daemon's run queue)
             assert ours.check_run_worker_health(run).status == WorkerStatus.SUCCESS
         finally:
             ours.dispose()
