@@ -209,7 +209,8 @@ class Ledger:
                 con.execute("BEGIN TRANSACTION")
                 migrating = self._auto_migrate and not self._migrated
                 try:
-                    if migrating:
+                    # A ledger host of this code has brought the schema to this version already (ledger/host.py).
+                    if migrating and getattr(con, "schema_version", None) != SCHEMA_VERSION:
                         self._migrate_in(con)
                     yield con
                 except BaseException as err:

@@ -12,6 +12,7 @@ import time
 import uuid
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -20,7 +21,7 @@ from ledger_support import run_writers
 from kavi_assets.ledger import host as ledger_host_module
 from kavi_assets.ledger.host import decode, encode, find_host, host_file, ledger_host
 from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger, LedgerLockedError
+from kavi_assets.ledger.store import SCHEMA_VERSION, Ledger, LedgerLockedError
 
 
 def test_values_cross_the_socket_with_their_types() -> None:
@@ -149,3 +150,34 @@ def test_a_stopped_host_finishes_the_unit_in_flight_then_exits(tmp_path: Path) -
         assert con2.execute("SELECT k FROM t ORDER BY k").fetchall() == [(1,), (2,)]
     finally:
         con2.close()
+
+
+def test_a_client_of_the_hosts_own_code_skips_the_schema_check(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host brought the schema up to date when it started and says which version at every open: a client of
+    the same code then reads no schema tables (two reads a unit of work saved); one of other code still checks."""
+    path = tmp_path / "ledger.duckdb"
+    sent: list[str] = []
+    execute = ledger_host_module.RemoteConnection.execute
+
+    def recording(self: ledger_host_module.RemoteConnection, sql: str, params: Any = None) -> Any:
+        sent.append(sql)
+        return execute(self, sql, params)
+
+    monkeypatch.setattr(ledger_host_module.RemoteConnection, "execute", recording)
+    with ledger_host(path):
+        with Ledger(path).connect() as con:
+            assert con.schema_version == SCHEMA_VERSION  # type: ignore[attr-defined]
+            assert con.execute("SELECT count(*) FROM proposals").fetchone() == (0,)
+        assert not any("schema_version" in sql or "information_schema" in sql for sql in sent), sent
+        sent.clear()
+        opened = ledger_host_module.RemoteConnection.__init__
+
+        def older_host(self: ledger_host_module.RemoteConnection, *args: Any) -> None:
+            opened(self, *args)
+            self.schema_version = None  # what a host of older code (no version in its answer) looks like
+
+        monkeypatch.setattr(ledger_host_module.RemoteConnection, "__init__", older_host)
+        with Ledger(path).connect() as con:
+            con.execute("SELECT count(*) FROM proposals")
+        assert any("schema_version" in sql for sql in sent), sent
