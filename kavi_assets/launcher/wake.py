@@ -30,7 +30,6 @@ class RunEnds:
     def __init__(self) -> None:
         self.ended = threading.Event()
         self._lock = threading.Lock()
-        self._fds: dict[int, int] = {}  # pidfd -> pid
         self._pending: list[int] = []
         self._thread: threading.Thread | None = None
         self._wake_r, self._wake_w = -1, -1
@@ -52,7 +51,6 @@ class RunEnds:
             _log.debug("cannot watch run worker %s: %s", pid, err)
             return False
         with self._lock:
-            self._fds[fd] = pid
             self._pending.append(fd)
             if self._thread is None or not self._thread.is_alive():
                 self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
@@ -77,8 +75,6 @@ class RunEnds:
                         os.read(self._wake_r, 4096)
                     continue
                 poller.unregister(fd)
-                with self._lock:
-                    self._fds.pop(fd, None)
                 os.close(fd)
                 self.ended.set()
 
