@@ -3,6 +3,8 @@
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kavi_assets.skills.source import source_problem
+
 
 def skill_path(name: str) -> str:
     return f"skills/{name}.py"
@@ -41,7 +43,8 @@ def _why_path_refused(path: str) -> str | None:
 
 
 def check_allowlist(name: str, answer_files: Sequence[tuple[str, str]]) -> AllowlistResult:
-    """Every file must be one of the two allowed paths; both must be present; nothing else is written."""
+    """Every file must be one of the two allowed paths, each one unambiguous UTF-8 text (see skills/source.py);
+    both must be present; nothing else is written."""
     allowed = {skill_path(name), test_path(name)}
     violations: list[str] = []
     accepted: dict[str, bytes] = {}
@@ -59,6 +62,10 @@ def check_allowlist(name: str, answer_files: Sequence[tuple[str, str]]) -> Allow
         data = content.encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             violations.append(f"{path!r} is {len(data)} bytes, over the {MAX_FILE_BYTES}-byte limit")
+            continue
+        problem = source_problem(data)
+        if problem is not None:
+            violations.append(f"{path!r} {problem}")
             continue
         accepted[path] = data
     for required in sorted(allowed):

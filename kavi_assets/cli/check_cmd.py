@@ -9,6 +9,7 @@ from rich.table import Table
 from kavi_assets.cli.console import make_console
 
 console = make_console()
+SOURCE_RULE = "SRC-ENCODING"
 
 
 def check(
@@ -19,10 +20,12 @@ def check(
     policy: Annotated[Path | None, typer.Option("--policy", help="a policy file that tightens the default")] = None,
 ) -> None:
     """Run the policy scan and the AST invariants on one skill file."""
+    from kavi_assets.gates.types import Violation
     from kavi_assets.policy.invariants import check_invariants
     from kavi_assets.policy.policy import PolicyError, load_policy
     from kavi_assets.policy.scanner import scan_source
     from kavi_assets.skills.base import SideEffectClass
+    from kavi_assets.skills.source import source_problem
 
     err = make_console(stderr=True)
     try:
@@ -35,12 +38,22 @@ def check(
         err.print(f"error: {file}: no such file", highlight=False, markup=False)
         raise typer.Exit(2)
     try:
-        source = file.read_text(encoding="utf-8")
+        data = file.read_bytes()
         pol = load_policy(policy)
-        violations = scan_source(source, cls, declared_secrets=secret or [], policy=pol)
-        violations += check_invariants(source, expected_class=cls, expected_name=name)
+        data.decode("utf-8")  # bytes that are no text at all: the file is unusable, as before any reading
+        problem = source_problem(data)
+        if problem is not None:
+            # What Python would run is not what the scan would read: refused before any reading counts.
+            violations = [Violation(SOURCE_RULE, 1, 0, "", f"the source {problem}", "source")]
+        else:
+            source = data.decode("utf-8")
+            violations = scan_source(source, cls, declared_secrets=secret or [], policy=pol)
+            violations += check_invariants(source, expected_class=cls, expected_name=name)
     except UnicodeDecodeError:
         err.print(f"error: {file}: not UTF-8 text", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    except OSError as e:
+        err.print(f"error: {file}: cannot be read ({e.strerror or e})", highlight=False, markup=False)
         raise typer.Exit(2) from None
     except SyntaxError as e:
         err.print(f"error: {file}: syntax error at line {e.lineno}: {e.msg}", highlight=False, markup=False)

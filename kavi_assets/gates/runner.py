@@ -27,11 +27,18 @@ from kavi_assets.gates.generate import generated_cases
 from kavi_assets.gates.static import invariants_gate, policy_gate
 from kavi_assets.gates.testing import pytest_and_coverage
 from kavi_assets.gates.tools import mypy_gate, ruff_gate
-from kavi_assets.gates.types import DETERMINISTIC_GATES, GATE_ACCEPTANCE, GATE_DIFFERENTIAL, GateResult
+from kavi_assets.gates.types import (
+    DETERMINISTIC_GATES,
+    GATE_ACCEPTANCE,
+    GATE_DIFFERENTIAL,
+    GATE_POLICY,
+    GateResult,
+)
 from kavi_assets.lifecycle import Verdict
 from kavi_assets.proposals.model import Proposal
 from kavi_assets.sandbox.runner import Limits, read_job_file
 from kavi_assets.sandbox.slots import gate_slot
+from kavi_assets.skills.source import source_problem
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,19 @@ def _generated_inputs(proposal: Proposal, evidence: EvidenceConfig, seed: int) -
     return cases, note, time.monotonic() - t0
 
 
+def _unreadable_sources(files: Mapping[str, bytes], paths: tuple[str, ...]) -> VerificationOutcome | None:
+    """A build whose source has more than one reading fails the policy gate and no gate runs its code (the build
+    step refuses such files already; this holds for bytes that reach the gates another way, e.g. re-verification)."""
+    problems = [f"{rel}: the source {p}" for rel in paths
+                if rel in files and (p := source_problem(bytes(files[rel]))) is not None]
+    if not problems:
+        return None
+    why = "not run: the source has more than one reading (see the policy gate)"
+    results = [GateResult(GATE_POLICY, Verdict.FAILED, problems[0], 0.0, problems) if g == GATE_POLICY
+               else GateResult(g, Verdict.OMITTED, why, 0.0) for g in DETERMINISTIC_GATES]
+    return VerificationOutcome(results, {}, False, 0.0)
+
+
 def _fresh(path: Path) -> Path:
     if path.exists():
         shutil.rmtree(path)
@@ -177,8 +197,11 @@ def _run_gates(
     name = proposal.name
     skill_rel, test_rel = skill_path(name), test_path(name)
     skill_bytes = bytes(files[skill_rel])
+    refused = _unreadable_sources(files, (skill_rel, test_rel))
+    if refused is not None:
+        return refused
     digest = hashlib.sha256(skill_bytes).hexdigest()
-    source = skill_bytes.decode("utf-8", errors="replace")
+    source = skill_bytes.decode("utf-8")
     limits = Limits(
         wall_s=config.wall_s, cpu_s=config.limits.cpu_s, address_space_mb=config.limits.address_space_mb,
         file_size_mb=config.limits.file_size_mb, max_processes=config.limits.max_processes, network=False,
@@ -198,8 +221,9 @@ def _run_gates(
     cache_root = config.mypy_cache_root or (work_root / "mypy-cache")
     indep_refused = ""
     if independent is not None and evidence.enabled:
-        scan = _guard("policy", lambda: policy_gate(independent.decode("utf-8", errors="replace"), proposal,
-                                                   config.policy_path))
+        indep_problem = source_problem(bytes(independent))
+        scan = (GateResult(GATE_POLICY, Verdict.FAILED, f"the source {indep_problem}", 0.0) if indep_problem
+                else _guard("policy", lambda: policy_gate(independent.decode("utf-8"), proposal, config.policy_path)))
         if not scan.ok:
             indep_refused = f"the independent implementation was refused by the policy ({scan.reason}); not run"
     t0 = time.monotonic()

@@ -113,7 +113,11 @@ def _rescan(name: str, data: bytes, side_effect: Any, secrets: tuple[str, ...], 
     from kavi_assets.policy.invariants import check_invariants
     from kavi_assets.policy.policy import load_policy
     from kavi_assets.policy.scanner import scan_source
+    from kavi_assets.skills.source import source_problem
 
+    problem = source_problem(data)
+    if problem is not None:
+        return [f"{name}: SRC-ENCODING: the source {problem}"]
     source = data.decode("utf-8")
     found = scan_source(source, side_effect, declared_secrets=secrets, policy=load_policy(policy_path))
     found += check_invariants(source, expected_class=side_effect, expected_name=name)

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from kavi_assets.runtime.errors import SkillLoadError, TrustError
 from kavi_assets.skills.base import BaseSkill, SideEffectClass
 from kavi_assets.skills.loading import exec_skill_module, module_name
+from kavi_assets.skills.source import SourceEncodingError
 
 __all__ = [
     "LoaderStats",
@@ -214,6 +215,8 @@ class TrustLoader:
         # The same loader as the acceptance gate's: same module name, same file name, same namespace.
         try:
             module = exec_skill_module(skill.name, data, digest)
+        except SourceEncodingError as exc:
+            raise SkillLoadError(f"trusted skill {skill.name!r} is refused: {exc}") from None
         except (SyntaxError, ValueError) as exc:
             raise SkillLoadError(f"trusted skill {skill.name!r} does not compile: {exc}") from None
         except (Exception, SystemExit) as exc:

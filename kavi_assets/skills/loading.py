@@ -13,6 +13,8 @@ import sys
 import types
 from typing import Any
 
+from kavi_assets.skills.source import decode_source
+
 MODULE_PREFIX = "kavi_skill_"
 
 
@@ -30,13 +32,15 @@ def canonical_filename(skill_name: str, digest: str) -> str:
 def exec_skill_module(skill_name: str, data: bytes, digest: str) -> types.ModuleType:
     """Compile and execute exactly `data` as the skill's module, registered in sys.modules under its name.
 
-    Raises SyntaxError/ValueError when the bytes do not compile, and whatever the module raises while it runs
-    (after taking its entry out of sys.modules again).
+    The bytes are decoded as the policy scan reads them (`decode_source`) and that text is compiled, so no coding
+    declaration can give Python another reading. Raises SourceEncodingError (a ValueError) when the bytes are not
+    one unambiguous UTF-8 text, SyntaxError/ValueError when they do not compile, and whatever the module raises
+    while it runs (after taking its entry out of sys.modules again).
     """
     name = module_name(skill_name, digest)
     filename = canonical_filename(skill_name, digest)
-    code = compile(data, filename, "exec", dont_inherit=True)
-    text = data.decode("utf-8", errors="replace")
+    text = decode_source(data)
+    code = compile(text, filename, "exec", dont_inherit=True)
     # Tracebacks show the skill's lines from this entry (a name in <> is never read from disk).
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     module = types.ModuleType(name, f"skill {skill_name} (sha256 {digest})")
