@@ -48,11 +48,11 @@ def in_process(data: Path, names: list[str], home_root: Path, ledger_size: int =
                ) -> tuple[list[dict[str, float]], Any, Any]:
     """Forge each problem in turn through the core functions; the first one warms the process up. With
     `ledger_size`, the home's ledger first holds that many seeded proposals × 3 attempts (ledger_scale.py)."""
-    from kavi_assets.forge import pipeline
-    from kavi_assets.forge.context import ForgeContext, ForgeSettings
-    from kavi_assets.home import KaviHome
-    from kavi_assets.proposals.model import load_proposal
-    from kavi_assets.skills.base import SideEffectClass
+    from kavi.forge import pipeline
+    from kavi.forge.context import ForgeContext, ForgeSettings
+    from kavi.home import KaviHome
+    from kavi.proposals.model import load_proposal
+    from kavi.skills.base import SideEffectClass
     from resources.llm import LLMResource
 
     home = KaviHome(home_root).ensure()
@@ -99,11 +99,11 @@ def in_process(data: Path, names: list[str], home_root: Path, ledger_size: int =
 def standalone(ctx: Any, name: str, runs: int) -> dict[str, float]:
     """Each gate's own tool on the same files, without the forge: fresh processes, a warm mypy cache."""
     import kavi_assets
-    from kavi_assets.gates.acceptance import _cases, _job
-    from kavi_assets.gates.tools import ruff_command
-    from kavi_assets.policy.invariants import check_invariants
-    from kavi_assets.policy.policy import load_policy
-    from kavi_assets.policy.scanner import scan_source
+    from kavi.gates.acceptance import _cases, _job
+    from kavi.gates.tools import ruff_command
+    from kavi.policy.invariants import check_invariants
+    from kavi.policy.policy import load_policy
+    from kavi.policy.scanner import scan_source
 
     build = ctx.records.latest_build(name)
     proposal = ctx.records.require_proposal(name).proposal
@@ -144,7 +144,7 @@ def standalone(ctx: Any, name: str, runs: int) -> dict[str, float]:
         "AST invariants (function call)": _best(lambda: call(lambda: check_invariants(
             source, expected_class=proposal.side_effect_class, expected_name=name)), runs),
         "acceptance (python -m ...acceptance_runner)": _best(lambda: _timed(
-            [sys.executable, "-m", "kavi_assets.gates.acceptance_runner"], work, env, job)[0], runs),
+            [sys.executable, "-m", "kavi.gates.acceptance_runner"], work, env, job)[0], runs),
     }
     shutil.rmtree(work, ignore_errors=True)
     return out
@@ -165,7 +165,7 @@ def through_cli(data: Path, names: list[str], root: Path) -> list[tuple[str, flo
     env = dict(os.environ, KAVI_HOME=str(root / "home"), DAGSTER_HOME=str(root / "dagster"),
                KAVI_RECORDED_SPEED="0", KAVI_AUTO_APPROVE="READ_ONLY",
                KAVI_LLM_BASE_URL=f"http://127.0.0.1:{port}/v1", KAVI_LLM_MODELS="recorded-coder-a")
-    server = subprocess.Popen([sys.executable, "-m", "kavi_assets.llm.recorded", "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "kavi.llm.recorded", "--port", str(port),
                                "--cassettes", str(data / "cassettes")], env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     out = []

@@ -122,8 +122,8 @@ def propose_all(s: Setup) -> None:
     """Record every proposal and its partition in a subprocess (not timed): the same start for every config."""
     code = ("import sys, json\nfrom pathlib import Path\n"
             "from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home\n"
-            "from kavi_assets.forge.context import ForgeContext\nfrom kavi_assets.forge.pipeline import intake\n"
-            "from kavi_assets.home import KaviHome\nfrom kavi_assets.proposals.model import load_proposal\n"
+            "from kavi.forge.context import ForgeContext\nfrom kavi.forge.pipeline import intake\n"
+            "from kavi.home import KaviHome\nfrom kavi.proposals.model import load_proposal\n"
             "h = KaviHome.from_env(None).ensure(); ensure_dagster_home(h)\n"
             "ctx = ForgeContext.open(h, lambda: None)\n"
             "for p in sys.argv[1:]:\n"
@@ -135,7 +135,7 @@ def propose_all(s: Setup) -> None:
 _SEQUENTIAL = """
 import sys
 from kavi_assets.cli.dagster_env import run_job
-from kavi_assets.forge.batch import ROUTING_AS_OF_TAG, batch_stamp
+from kavi.forge.batch import ROUTING_AS_OF_TAG, batch_stamp
 batch = {"kavi/trigger": "benchmark-sequential", ROUTING_AS_OF_TAG: batch_stamp()}  # as `kavi forge --all` routes
 for name in sys.argv[1:]:
     run_job("forge", name, tags=batch)

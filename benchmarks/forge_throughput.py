@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 def _worker(args: tuple[str, str, str, list[str], bool]) -> list[tuple[str, float]]:
     home, dagster_home, cassettes, names, auto = args
     os.environ.update(KAVI_HOME=home, DAGSTER_HOME=dagster_home, KAVI_RECORDED_SPEED="0")
-    from kavi_assets.gates.runner import prestart
+    from kavi.gates.runner import prestart
 
     prestart()  # the gates' warm runner boots while Dagster imports
     from kavi_assets.cli.dagster_env import run_job
@@ -53,11 +53,11 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int) 
     home, dagster_home = root / "home", root / "dagster"
     dagster_home.mkdir(parents=True)
     os.environ.update(KAVI_HOME=str(home), DAGSTER_HOME=str(dagster_home))
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.pipeline import intake
+    from kavi.home import KaviHome
+    from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
-    from kavi_assets.forge.context import ForgeContext
-    from kavi_assets.forge.pipeline import intake
-    from kavi_assets.home import KaviHome
-    from kavi_assets.proposals.model import load_proposal
 
     h = KaviHome(home).ensure()
     ensure_dagster_home(h)

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.gates.types import ALL_GATES
-from kavi_assets.ledger.records import GENESIS_HASH, ForgeRecords, promotion_hash
-from kavi_assets.ledger.schema import LATEST_BUILD_SET, LATEST_BUILDS
-from kavi_assets.ledger.store import Ledger
+from kavi.gates.types import ALL_GATES
+from kavi.ledger.records import GENESIS_HASH, ForgeRecords, promotion_hash
+from kavi.ledger.schema import LATEST_BUILD_SET, LATEST_BUILDS
+from kavi.ledger.store import Ledger
 
 SPEC = {
     "name": "__NAME__", "description": "A seeded proposal for the ledger scale benchmark.",
@@ -47,7 +47,7 @@ ROLES = [  # (role, artifact kind, parent role, relation); research only on fail
 def seed(path: Path, n: int, k: int) -> float:
     """Bulk-insert with set-based SQL (the forge writes row by row; seeding 30,000 attempts that way takes hours),
     each table in time order, as a ledger the forge appended to over time has its rows."""
-    from kavi_assets.proposals.model import parse_proposal
+    from kavi.proposals.model import parse_proposal
 
     t0 = time.perf_counter()
     ledger = Ledger(path)
@@ -188,9 +188,9 @@ def main() -> None:
     print(f"ledger file: {path.stat().st_size / 1e6:.1f} MB; {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f}\n")
 
+    from kavi.promotion.registry import write_registry
+    from kavi.routing.posteriors import Outcome, OutcomeCounts, compute_posteriors, posteriors_from_counts
     from kavi_assets.cli.main import lineage_doc
-    from kavi_assets.promotion.registry import write_registry
-    from kavi_assets.routing.posteriors import Outcome, OutcomeCounts, compute_posteriors, posteriors_from_counts
 
     records = ForgeRecords(Ledger(path))
     mid = f"skill_{args.proposals // 2:05d}"

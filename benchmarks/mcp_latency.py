@@ -28,12 +28,12 @@ import yaml
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import ProposalStatus, Verdict
-from kavi_assets.proposals.model import parse_proposal
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.proposals.model import parse_proposal
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = {"text": "the quick brown fox\njumps over the lazy dog"}

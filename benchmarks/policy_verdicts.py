@@ -32,11 +32,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kavi_assets.gates.types import Violation
-from kavi_assets.policy.invariants import check_invariants
-from kavi_assets.policy.policy import Policy, load_policy
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.gates.types import Violation
+from kavi.policy.invariants import check_invariants
+from kavi.policy.policy import Policy, load_policy
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.policy.invariants import check_invariants
-from kavi_assets.policy.policy import load_policy
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.policy.invariants import check_invariants
+from kavi.policy.policy import load_policy
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 
 ROOT = Path(__file__).resolve().parents[1]
 SEVERITIES = ("LOW", "MEDIUM", "HIGH")

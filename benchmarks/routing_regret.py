@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kavi_assets.forge.context import ForgeSettings
-from kavi_assets.routing.posteriors import Outcome, compute_posteriors
-from kavi_assets.routing.thompson import choose_model
+from kavi.forge.context import ForgeSettings
+from kavi.routing.posteriors import Outcome, compute_posteriors
+from kavi.routing.thompson import choose_model
 
 TASK_TYPES = ("READ_ONLY/simple", "READ_ONLY/complex", "FILE_WRITE/moderate", "NETWORK/moderate")
 

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.executor import SkillRunner
-from kavi_assets.runtime.handles import context_for
-from kavi_assets.runtime.records import ExecutionLog
-from kavi_assets.runtime.trust import TrustedSkill, TrustLoader
-from kavi_assets.skills.base import SideEffectClass
+from kavi.home import KaviHome
+from kavi.runtime.executor import SkillRunner
+from kavi.runtime.handles import context_for
+from kavi.runtime.records import ExecutionLog
+from kavi.runtime.trust import TrustedSkill, TrustLoader
+from kavi.skills.base import SideEffectClass
 
 SKILL = textwrap.dedent(
     """

@@ -30,21 +30,21 @@ from typing import Any
 
 import yaml
 
-from kavi_assets.build.allowlist import skill_path, test_path
-from kavi_assets.gates import acceptance, testing, tools
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.proposals.model import Proposal
-from kavi_assets.sandbox import jail, runner
+from kavi.build.allowlist import skill_path, test_path
+from kavi.gates import acceptance, testing, tools
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.proposals.model import Proposal
+from kavi.sandbox import jail, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 CPUACCT_ROOT = Path("/sys/fs/cgroup/cpuacct")
-ACCEPTANCE_RUNNER = "kavi_assets.gates.acceptance_runner"
+ACCEPTANCE_RUNNER = "kavi.gates.acceptance_runner"
 # The gate jobs' start before the cuts, rebuilt: the acceptance runner imported httpx (and with it httpx's command
 # line client: click, rich, pygments) before anything else, for every skill; the pytest plugin started coverage
 # before the skill contract's modules were imported (so their import was traced); pydantic looked for plugins.
 BASELINE_ACCEPTANCE = ("import httpx, runpy; "
                        f"runpy.run_module({ACCEPTANCE_RUNNER!r}, run_name='__main__', alter_sys=True)")
-BASELINE_PYTEST = ("import sys, pytest, kavi_assets.gates.pytest_report as plugin; plugin.CONTRACT_MODULES = (); "
+BASELINE_PYTEST = ("import sys, pytest, kavi.gates.pytest_report as plugin; plugin.CONTRACT_MODULES = (); "
                    "sys.exit(pytest.console_main())")
 BASELINE_ENV = {"PYDANTIC_DISABLE_PLUGINS": ""}
 JOB_KINDS = ("acceptance", "independent", "pytest", "mypy", "ruff")

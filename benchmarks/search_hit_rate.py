@@ -4,7 +4,7 @@ The corpus is what a grown forge would hold: the ten shipped example skills and 
 (benchmarks/datasets.py, from KAVI_DATASETS) as a skill spec — name, description, inputs from the reference
 solution's parameters, examples from the dataset's literal test calls. The queries are proposals written by hand
 as a person unaware of the original would write them: another name, the task described in other words, field
-names guessed. Each is run as `kavi propose` runs it (the whole proposal as the query, kavi_assets.search), and a
+names guessed. Each is run as `kavi propose` runs it (the whole proposal as the query, kavi.search), and a
 hit is the original ranked first among ~600 skills.
 
 The index is built from the specs directly (`SearchIndex.build`): search reads only specs, never skill code, so
@@ -28,8 +28,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import datasets
 
-from kavi_assets.home import KaviHome
-from kavi_assets.search.index import Doc, SearchConfig, SearchIndex, spec_query
+from kavi.home import KaviHome
+from kavi.search.index import Doc, SearchConfig, SearchIndex, spec_query
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -176,7 +176,7 @@ def main() -> None:
     missing = [name for name, _ in cases if name not in names]
     if missing:
         raise SystemExit(f"paraphrased skills not in the corpus: {', '.join(missing)}")
-    from kavi_assets.search.index import open_index
+    from kavi.search.index import open_index
 
     with tempfile.TemporaryDirectory() as tmp:
         home = KaviHome(Path(tmp) / "home").ensure()

@@ -11,8 +11,8 @@ from contextlib import contextmanager
 
 import dagster as dg
 
-from kavi_assets.forge.locks import attempt_lock
-from kavi_assets.forge.owner import PID_TAG, ProcessOwner
+from kavi.forge.locks import attempt_lock
+from kavi.forge.owner import PID_TAG, ProcessOwner
 from resources.home import SkillsHomeResource
 
 PARTITION_TAG = "dagster/partition"

@@ -6,9 +6,9 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from kavi_assets.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES, env_float, env_int
-from kavi_assets.forge.context import ForgeSettings
-from kavi_assets.skills.base import SideEffectClass
+from kavi.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES, env_float, env_int
+from kavi.forge.context import ForgeSettings
+from kavi.skills.base import SideEffectClass
 
 
 def parse_costs(raw: str) -> dict[str, float]:
@@ -66,7 +66,7 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
                                                                    "KAVI_EVIDENCE_BUDGET_S or 15")
 
     def _evidence_levels(self) -> tuple[str, ...]:
-        from kavi_assets.forge.ceremony import levels_from_env, parse_levels
+        from kavi.forge.ceremony import levels_from_env, parse_levels
 
         # Read when a run starts: KAVI_EVIDENCE_LEVELS=standard,strict (or all, or none)
         levels = parse_levels(",".join(self.evidence_levels)) if self.evidence_levels else levels_from_env(os.environ)

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 
 class SkillsHomeResource(dg.ConfigurableResource):  # type: ignore[type-arg]

@@ -3,8 +3,8 @@
 import dagster as dg
 from pydantic import Field
 
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 from resources.home import SkillsHomeResource
 
 

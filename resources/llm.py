@@ -7,8 +7,8 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from kavi_assets.llm.client import LLMClient, LLMSettings, settings_from_env
-from kavi_assets.llm.recorded import SHARED_URL_ENV, RecordedModelServer, shared_models
+from kavi.llm.client import LLMClient, LLMSettings, settings_from_env
+from kavi.llm.recorded import SHARED_URL_ENV, RecordedModelServer, shared_models
 
 _lock = threading.Lock()
 _servers: dict[str, RecordedModelServer] = {}

@@ -6,15 +6,15 @@ import hashlib
 
 import dagster as dg
 
+from kavi.decompose.answer import DecomposeLimits
+from kavi.decompose.forge import child_failure, trigger_for
+from kavi.decompose.records import WAITING, DecompositionRecords
+from kavi.forge.ceremony import scale_of
+from kavi.forge.context import ForgeContext
+from kavi.lifecycle import ProposalStatus
 from kavi_assets.assets.decompose import decompose_job
 from kavi_assets.assets.jobs import forge_job
 from kavi_assets.assets.partitions import PROPOSALS
-from kavi_assets.decompose.answer import DecomposeLimits
-from kavi_assets.decompose.forge import child_failure, trigger_for
-from kavi_assets.decompose.records import WAITING, DecompositionRecords
-from kavi_assets.forge.ceremony import scale_of
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.lifecycle import ProposalStatus
 from resources.home import SkillsHomeResource
 
 

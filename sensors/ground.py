@@ -3,9 +3,9 @@ trusted versions were verified under, launch the `reverify` job, once per finger
 
 import dagster as dg
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.reverify import fingerprint_for, stale_versions
 from kavi_assets.assets.ground import REVERIFY_JOB
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.reverify import fingerprint_for, stale_versions
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import dagster as dg
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import intake
+from kavi.ledger.store import LedgerLockedError
+from kavi.proposals.model import Proposal, ProposalError, load_proposal
 from kavi_assets.assets.jobs import forge_job
 from kavi_assets.assets.partitions import PROPOSALS, proposals_partitions
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import intake
-from kavi_assets.ledger.store import LedgerLockedError
-from kavi_assets.proposals.model import Proposal, ProposalError, load_proposal
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource

@@ -2,9 +2,9 @@
 
 import dagster as dg
 
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 from kavi_assets.assets.jobs import learn_job
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
 from resources.home import SkillsHomeResource
 
 

@@ -10,10 +10,10 @@ import time
 
 import dagster as dg
 
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.promotion.registry import REBUILD, registry_file_mark, registry_state
 from kavi_assets.assets.jobs import registry_job
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.promotion.registry import REBUILD, registry_file_mark, registry_state
 from resources.home import SkillsHomeResource
 
 # A request for the same ledger state is repeated only after this long (its run may have failed).

@@ -5,10 +5,10 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import FailureKind, ProposalStatus
 from kavi_assets.assets.jobs import forge_job
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import FailureKind, ProposalStatus
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 

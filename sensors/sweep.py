@@ -2,7 +2,7 @@
 `max_concurrent_runs`; attempts they left open are closed as ABANDONED and their sandboxes removed.
 
 The CLI executes runs in its own process and tags them with its pid, host and process start
-(kavi_assets.forge.owner); forge runs launched elsewhere are tagged by the process that executes them. Dagster's
+(kavi.forge.owner); forge runs launched elsewhere are tagged by the process that executes them. Dagster's
 run monitoring cannot see such a process die (the default run launcher has no worker health check), so this
 sweep does: the CLI runs it before it launches a run, `kavi doctor --fix` runs it, and so does this sensor under
 the daemon. A run owned by another host is never judged from this one."""
@@ -13,11 +13,11 @@ from typing import Any
 
 import dagster as dg
 
-from kavi_assets.forge.owner import ProcessOwner
-from kavi_assets.forge.recovery import OpenAttempt, abandoned_attempts, close_abandoned, leaked_sandboxes
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
+from kavi.forge.owner import ProcessOwner
+from kavi.forge.recovery import OpenAttempt, abandoned_attempts, close_abandoned, leaked_sandboxes
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 from resources.home import SkillsHomeResource
 
 LIVE_STATUSES = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING,
@@ -118,7 +118,7 @@ def sweep(home: KaviHome, instance: dg.DagsterInstance | None, *, fix: bool,
         report.stale_runs = stale_runs(instance)
         if fix:
             report.stale_runs = fail_stale_runs(instance, report.stale_runs)
-    from kavi_assets.ledger.lake import ledger_present
+    from kavi.ledger.lake import ledger_present
 
     if not ledger_present(home.ledger_path):
         return report
@@ -133,7 +133,7 @@ def sweep(home: KaviHome, instance: dg.DagsterInstance | None, *, fix: bool,
     if sandboxes:
         leaked = leaked_sandboxes(home, records)
         if fix:
-            from kavi_assets.forge.recovery import remove_sandbox
+            from kavi.forge.recovery import remove_sandbox
 
             leaked = [p for p in leaked if remove_sandbox(home, p.name)]
         report.leaked_sandboxes = leaked

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 
 @pytest.fixture()
@@ -73,7 +73,7 @@ def _ledger_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
         return
     if request.node.get_closest_marker("ledger_file") is not None:
         pytest.skip("about the local ledger file itself (KAVI_TEST_LEDGER=ducklake)")
-    from kavi_assets.ledger.lake import close_lakes
+    from kavi.ledger.lake import close_lakes
     from tests.lake_support import new_lake
 
     for key, value in new_lake(request.getfixturevalue("lake_cluster"), tmp_path_factory.mktemp("lake")).items():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.scale.services import PG_USER, Services, missing_binaries
+from kavi.scale.services import PG_USER, Services, missing_binaries
 
 _counter = itertools.count(1)
 
@@ -36,7 +36,7 @@ def start_cluster() -> Iterator[Services]:
         svc.start_postgres()
         yield svc
     finally:
-        from kavi_assets.ledger.lake import close_lakes
+        from kavi.ledger.lake import close_lakes
 
         close_lakes()
         svc.stop()

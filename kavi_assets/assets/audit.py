@@ -2,9 +2,9 @@
 
 import dagster as dg
 
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.promotion.audit import audit
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.promotion.audit import audit
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 

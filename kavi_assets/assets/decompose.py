@@ -7,9 +7,9 @@ from typing import Any
 
 import dagster as dg
 
+from kavi.decompose.forge import AdvanceOutcome, DecomposeOutcome, step, tree, tree_markdown
 from kavi_assets.assets.forge import RESEARCH_KEY, forge_context, status_observation
 from kavi_assets.assets.partitions import PROPOSALS, proposals_partitions
-from kavi_assets.decompose.forge import AdvanceOutcome, DecomposeOutcome, step, tree, tree_markdown
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource

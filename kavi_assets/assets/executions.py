@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from kavi_assets.ledger.executions import ingest_execution_log
-from kavi_assets.ledger.store import Ledger
+from kavi.ledger.executions import ingest_execution_log
+from kavi.ledger.store import Ledger
 from resources.home import SkillsHomeResource
 
 EXECUTION_LOG_KEY = dg.AssetKey(["forge", "execution_log"])

@@ -8,13 +8,13 @@ from typing import Any
 
 import dagster as dg
 
+from kavi.forge import pipeline
+from kavi.forge.batch import routing_as_of
+from kavi.forge.ceremony import plan_markdown
+from kavi.forge.context import ForgeContext
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.routing.thompson import NoModelAvailable
 from kavi_assets.assets.partitions import proposals_partitions
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.batch import routing_as_of
-from kavi_assets.forge.ceremony import plan_markdown
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.routing.thompson import NoModelAvailable
 from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource

@@ -4,11 +4,11 @@ of every trusted skill (a table, and float metadata per skill so the Plots tab d
 
 import dagster as dg
 
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.economics import DEFINITION, economics
-from kavi_assets.forge.reverify import fingerprint_for, reverify, stale_versions
-from kavi_assets.ledger.executions import ingest_execution_log
-from kavi_assets.ledger.ground import GroundRecords
+from kavi.forge.context import ForgeContext
+from kavi.forge.economics import DEFINITION, economics
+from kavi.forge.reverify import fingerprint_for, reverify, stale_versions
+from kavi.ledger.executions import ingest_execution_log
+from kavi.ledger.ground import GroundRecords
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 
@@ -97,8 +97,8 @@ def reverification(context: dg.AssetExecutionContext, config: ReverifyConfig, ho
                 "and break-even uses. " + DEFINITION,
 )
 def skill_economics(home: SkillsHomeResource) -> dg.MaterializeResult:  # type: ignore[type-arg]
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
 
     h = home.home()
     records = ForgeRecords(Ledger(h.ledger_path))

@@ -2,10 +2,10 @@
 
 import dagster as dg
 
+from kavi.forge.batch import ENDPOINT_TAG
 from kavi_assets.assets.forge import REGISTRY_ENTRY_KEY
 from kavi_assets.assets.learning import MODEL_POSTERIORS_KEY
 from kavi_assets.assets.registry import SKILL_REGISTRY_KEY
-from kavi_assets.forge.batch import ENDPOINT_TAG
 
 FORGE_JOB = "forge"
 PROMOTE_JOB = "promote"
@@ -18,8 +18,8 @@ def _endpoint() -> str:
     """The model endpoint the forge runs call (run tag `kavi/endpoint`), read when the code location loads: every
     forge run carries it, those a sensor or the UI launches included, so the queue's per-endpoint limit (see
     kavi_assets/cli/parallel.py) holds for them too."""
-    from kavi_assets.config import ConfigError
-    from kavi_assets.forge.batch import endpoint_tag
+    from kavi.config import ConfigError
+    from kavi.forge.batch import endpoint_tag
 
     try:
         return endpoint_tag()

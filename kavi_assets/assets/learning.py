@@ -2,10 +2,10 @@
 
 import dagster as dg
 
-from kavi_assets.ledger.coach_records import review_summary
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.routing.posteriors import (
+from kavi.ledger.coach_records import review_summary
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.routing.posteriors import (
     OutcomeCounts,
     plot_posteriors,
     posterior_curves_markdown,

@@ -2,10 +2,10 @@
 
 import dagster as dg
 
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.promotion.registry import REBUILD, registry_state, write_registry
 from kavi_assets.assets.forge import REGISTRY_ENTRY_KEY
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.promotion.registry import REBUILD, registry_state, write_registry
 from resources.home import SkillsHomeResource
 
 SKILL_REGISTRY_KEY = dg.AssetKey(["forge", "skill_registry"])

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 console = make_console()
 
@@ -27,12 +27,12 @@ def ceremony(
     home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")] = None,
 ) -> None:
     """Show NAME's ceremony level (from its complexity score, or a person's), or set it with --level."""
-    from kavi_assets.forge.ceremony import CeremonyChangeRefused, ceremony_for, ceremony_plan
-    from kavi_assets.forge.levels import proposal_ceremony, set_level
-    from kavi_assets.ledger.coach_records import levels
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
-    from kavi_assets.proposals.model import NAME_RE
+    from kavi.forge.ceremony import CeremonyChangeRefused, ceremony_for, ceremony_plan
+    from kavi.forge.levels import proposal_ceremony, set_level
+    from kavi.ledger.coach_records import levels
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+    from kavi.proposals.model import NAME_RE
 
     if len(name) > 100 or not NAME_RE.fullmatch(name):  # the proposal-name rules, before the name reaches the ledger
         _refuse(f"{name[:60]!r} is not a proposal name (snake_case: lowercase letters, digits, single underscores)")

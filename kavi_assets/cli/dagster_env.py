@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 _HEADER = "# Written by kavi. Runs queue and at most two run at once; see the README to scale out.\n"
 _QUEUE = """\
@@ -211,8 +211,8 @@ def run_job(
     resources: Mapping[str, Any] | None = None,
 ) -> RunOutcome:
     """Execute one job of the code location in this process, recorded in DAGSTER_HOME (visible in the UI)."""
+    from kavi.forge.owner import ProcessOwner
     from kavi_assets.definitions import defs
-    from kavi_assets.forge.owner import ProcessOwner
 
     job = defs.resolve_job_def(job_name)
     result = job.execute_in_process(

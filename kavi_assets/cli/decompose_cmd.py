@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 console = make_console()
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
@@ -20,7 +20,7 @@ _COLOURS = {"TRUSTED": "green", "VERIFIED": "green", "GATE_VIOLATION": "red", "E
 
 
 def _ctx(h: KaviHome) -> Any:
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.forge.context import ForgeContext
     from resources.gates import GateRunnerResource
     from resources.llm import LLMResource
 
@@ -58,8 +58,8 @@ def tree_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print the tree as JSON")] = False,
 ) -> None:
     """The decomposition tree of NAME: each node's state, the children, the composition."""
-    from kavi_assets.decompose.forge import tree
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.decompose.forge import tree
+    from kavi.forge.context import ForgeContext
 
     h = KaviHome.from_env(home).ensure()
 
@@ -79,8 +79,8 @@ def decompose_cmd(
 ) -> None:
     """Run NAME's decomposition step through Dagster: ask for one when it is triggered, or advance the one that
     waits (fail it on a failed child, verify the composition once every child is trusted)."""
+    from kavi.decompose.forge import tree
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
-    from kavi_assets.decompose.forge import tree
 
     h = KaviHome.from_env(home).ensure()
     ensure_dagster_home(h)
@@ -103,12 +103,12 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
     decompose job, the children's forge runs), let the retry sensor retry children, approve the children that
     verified (as the demo approves everything that verified) and promote them, until nothing is left to do. New
     children are appended to `names`."""
+    from kavi.decompose.answer import DecomposeLimits
+    from kavi.forge.pipeline import approve
+    from kavi.lifecycle import ProposalStatus
     from kavi_assets.cli.dagster_env import add_partition, run_job
     from kavi_assets.cli.main import forge_once
     from kavi_assets.cli.outcome import verdict_text
-    from kavi_assets.decompose.answer import DecomposeLimits
-    from kavi_assets.forge.pipeline import approve
-    from kavi_assets.lifecycle import ProposalStatus
     from sensors.decompose import decomposition_requests
 
     for _ in range(rounds):
@@ -123,7 +123,7 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
                 d = ctx.records.require_proposal(key)
                 out.print(f"  {key:22} decomposition step  → {d.status.value}   [dim]requested by the decomposition "
                           f"sensor ({escape(req.run_key or '')})[/]", highlight=False)
-                from kavi_assets.decompose.forge import tree
+                from kavi.decompose.forge import tree
 
                 for child in tree(ctx, key).get("children", []):
                     add_partition(child["name"])
@@ -144,8 +144,8 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
 
 def print_decompositions(ctx: Any, names: list[str], out: Console) -> None:
     """One tree per decomposed proposal of the demo."""
-    from kavi_assets.decompose.forge import tree
-    from kavi_assets.decompose.records import DecompositionRecords
+    from kavi.decompose.forge import tree
+    from kavi.decompose.records import DecompositionRecords
 
     dec = DecompositionRecords(ctx.records)
     for name in names:

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 console = make_console()
 DEMO_APPROVER = "demo-user (via kavi demo)"
@@ -48,13 +48,13 @@ def demo(
 ) -> None:
     """Set up a home, start the recorded model, propose the examples, forge them (retrying through the retry
     sensor), approve what verified, and print a summary and how to open the UI."""
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.pipeline import approve, intake
+    from kavi.lifecycle import ProposalStatus
+    from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.cli.main import forge_once
     from kavi_assets.cli.outcome import verdict_text
-    from kavi_assets.forge.context import ForgeContext
-    from kavi_assets.forge.pipeline import approve, intake
-    from kavi_assets.lifecycle import ProposalStatus
-    from kavi_assets.proposals.model import load_proposal
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource
     from resources.llm import LLMResource

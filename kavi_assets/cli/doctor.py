@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ def _writable(home: KaviHome) -> Check:
 
 
 def _ledger(home: KaviHome) -> Check:
-    from kavi_assets.ledger.lake import ledger_present
-    from kavi_assets.ledger.schema import SCHEMA_VERSION
-    from kavi_assets.ledger.store import Ledger, LedgerCorruptError, LedgerLockedError
+    from kavi.ledger.lake import ledger_present
+    from kavi.ledger.schema import SCHEMA_VERSION
+    from kavi.ledger.store import Ledger, LedgerCorruptError, LedgerLockedError
 
     if not ledger_present(home.ledger_path):
         return Check("ledger", "warn", f"{home.ledger_path} does not exist yet",
@@ -65,10 +65,10 @@ def _ledger(home: KaviHome) -> Check:
 
 
 def _trust(home: KaviHome) -> Check:
-    from kavi_assets.ledger.lake import ledger_present
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
-    from kavi_assets.promotion.audit import audit
+    from kavi.ledger.lake import ledger_present
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+    from kavi.promotion.audit import audit
 
     if not ledger_present(home.ledger_path):
         return Check("registry and trusted files", "warn", "no ledger yet", "run `kavi demo`")
@@ -91,7 +91,7 @@ def _trust(home: KaviHome) -> Check:
 def _endpoint() -> Check:
     base = os.environ.get("KAVI_LLM_BASE_URL", "").rstrip("/")
     if not base:
-        from kavi_assets.llm.recorded import default_cassette_dir
+        from kavi.llm.recorded import default_cassette_dir
 
         n = len(list(default_cassette_dir().glob("*.yaml")))
         return Check("model endpoint", "ok" if n else "warn",
@@ -107,7 +107,7 @@ def _endpoint() -> Check:
 
 def _tools() -> list[Check]:
     out = []
-    from kavi_assets.gates.tools import ruff_command
+    from kavi.gates.tools import ruff_command
 
     for tool in ("ruff", "mypy", "pytest", "coverage"):
         # ruff as the gate runs it (its binary), the others as `python -m`
@@ -152,7 +152,7 @@ def _dagster(home: KaviHome) -> Check:
 
 
 def _log(home: KaviHome) -> Check:
-    from kavi_assets.runtime.records import ExecutionLog
+    from kavi.runtime.records import ExecutionLog
 
     if not home.executions_log.exists():
         return Check("execution log", "ok", f"{home.executions_log} (no runs yet)")
@@ -167,7 +167,7 @@ def _log(home: KaviHome) -> Check:
 
 
 def _config() -> Check:
-    from kavi_assets.config import config_problems
+    from kavi.config import config_problems
 
     problems = config_problems()
     if problems:
@@ -222,7 +222,7 @@ def _sweep_checks(home: KaviHome) -> list[Check]:
 
 
 def _sandbox() -> Check:
-    from kavi_assets.sandbox import jail
+    from kavi.sandbox import jail
 
     problem = jail.probe()
     if problem is not None:

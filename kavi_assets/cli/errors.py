@@ -17,36 +17,36 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def expected_errors() -> tuple[type[BaseException], ...]:
-    from kavi_assets.build.sandbox_dir import SandboxExistsError
-    from kavi_assets.config import ConfigError
-    from kavi_assets.forge.pipeline import PromotionRefused
-    from kavi_assets.home import HomePathError
-    from kavi_assets.ledger.records import LedgerRecordError
-    from kavi_assets.ledger.store import LedgerCorruptError, LedgerLockedError, LedgerSchemaError
-    from kavi_assets.proposals.bounds import BoundsError
-    from kavi_assets.proposals.model import ProposalError
+    from kavi.build.sandbox_dir import SandboxExistsError
+    from kavi.config import ConfigError
+    from kavi.forge.pipeline import PromotionRefused
+    from kavi.home import HomePathError
+    from kavi.ledger.records import LedgerRecordError
+    from kavi.ledger.store import LedgerCorruptError, LedgerLockedError, LedgerSchemaError
+    from kavi.proposals.bounds import BoundsError
+    from kavi.proposals.model import ProposalError
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
         SandboxExistsError, BoundsError, ConfigError, LedgerCorruptError,
     ]
-    from kavi_assets.llm.client import LLMError
-    from kavi_assets.llm.recorded import CassetteError
-    from kavi_assets.policy.policy import PolicyError
-    from kavi_assets.routing.thompson import NoModelAvailable
+    from kavi.llm.client import LLMError
+    from kavi.llm.recorded import CassetteError
+    from kavi.policy.policy import PolicyError
+    from kavi.routing.thompson import NoModelAvailable
 
     errors += [LLMError, CassetteError, PolicyError, NoModelAvailable]
-    from kavi_assets.forge.locks import ProposalBusy
+    from kavi.forge.locks import ProposalBusy
 
     errors.append(ProposalBusy)  # another attempt of the proposal is running: the message names its pid and run
-    from kavi_assets.ledger.lake import LakeConfigError, LakeUnavailableError
-    from kavi_assets.ledger.store import LedgerCommitConflict
+    from kavi.ledger.lake import LakeConfigError, LakeUnavailableError
+    from kavi.ledger.store import LedgerCommitConflict
 
     errors += [LakeConfigError, LakeUnavailableError, LedgerCommitConflict]  # the shared ledger (KAVI_LEDGER_URL)
     try:
-        from kavi_assets.runtime.errors import ChainMappingError, RuntimeRefusal
-        from kavi_assets.runtime.handles import HttpHandleError, SecretsError, VaultPathError
-        from kavi_assets.runtime.records import AmbiguousPrefix, RecordNotFound
+        from kavi.runtime.errors import ChainMappingError, RuntimeRefusal
+        from kavi.runtime.handles import HttpHandleError, SecretsError, VaultPathError
+        from kavi.runtime.records import AmbiguousPrefix, RecordNotFound
 
         errors += [RuntimeRefusal, ChainMappingError, VaultPathError, HttpHandleError, SecretsError, AmbiguousPrefix,
                    RecordNotFound]
@@ -115,7 +115,7 @@ def cli_errors(fn: F) -> F:
 def root_cause(error: Any, user_failure_data: Any = None) -> str:
     """The innermost exception of a Dagster error (its type and message, not Dagster's wrapper), on one line,
     redacted, with what to do when it is a known environmental failure."""
-    from kavi_assets.redact import Redactor
+    from kavi.redact import Redactor
 
     description = getattr(user_failure_data, "description", None)
     inner = error

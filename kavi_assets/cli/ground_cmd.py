@@ -13,9 +13,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -39,15 +39,15 @@ def _home(home: str | None) -> KaviHome:
 
 
 def _records(h: KaviHome) -> Any:
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
 
     return ForgeRecords(Ledger(h.ledger_path))
 
 
 def _ctx(h: KaviHome) -> Any:
     """The forge context with the gate resource's settings (as `kavi forge` judges): re-verification judges alike."""
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.forge.context import ForgeContext
     from resources.gates import GateRunnerResource
 
     def no_model() -> Any:
@@ -60,8 +60,8 @@ def _ctx(h: KaviHome) -> Any:
 def refused_suspects(records: Any) -> dict[str, dict[int, str]]:
     """SUSPECT versions the setting keeps from running (none under KAVI_SUSPECT_POLICY=allow): name -> version ->
     reason."""
-    from kavi_assets.config import suspect_policy
-    from kavi_assets.ledger.ground import GroundRecords
+    from kavi.config import suspect_policy
+    from kavi.ledger.ground import GroundRecords
 
     if suspect_policy() == "allow":
         return {}
@@ -84,8 +84,8 @@ def ground_note(h: KaviHome, records: Any, build_ids: list[str]) -> None:
     not today's (the tools, the policy or the gate configuration changed since): their verdicts are stale until
     `kavi reverify`. Cheap: the fingerprint is computed once per process without importing the forge, and this is
     one query inside the caller's session."""
-    from kavi_assets.forge.fingerprint import current_fingerprint, judge_settings
-    from kavi_assets.ledger.ground import GroundRecords
+    from kavi.forge.fingerprint import current_fingerprint, judge_settings
+    from kavi.ledger.ground import GroundRecords
 
     try:
         fp = current_fingerprint(judge_settings(), h)
@@ -109,7 +109,7 @@ def reverify_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Re-run every gate on trusted versions under today's tools and policy; a version that now fails is SUSPECT."""
-    from kavi_assets.forge.reverify import fingerprint_for, reverify
+    from kavi.forge.reverify import fingerprint_for, reverify
 
     if name is None and not all_ and not stale:
         raise typer.BadParameter("give a skill NAME, --all, or --stale")
@@ -156,7 +156,7 @@ def reinstate_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Record a person's decision that a SUSPECT version is trusted again."""
-    from kavi_assets.ledger.ground import GroundRecords
+    from kavi.ledger.ground import GroundRecords
 
     name, version = parse_ref(ref, need_version=True)
     assert version is not None
@@ -177,8 +177,8 @@ def economics_cmd(
 ) -> None:
     """Each trusted version's forge cost (every attempt, failed ones and research included), its executions and the
     number of uses at which it pays for itself."""
-    from kavi_assets.forge.economics import DEFINITION, economics
-    from kavi_assets.ledger.executions import ingest_execution_log
+    from kavi.forge.economics import DEFINITION, economics
+    from kavi.ledger.executions import ingest_execution_log
 
     skill = parse_ref(name)[0] if name is not None else None
     h = _home(home)
@@ -222,7 +222,7 @@ def attest_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Export a promotion's signed attestation (with the public key), or verify an exported one."""
-    from kavi_assets.promotion.attestation import (
+    from kavi.promotion.attestation import (
         MAX_EXPORT_BYTES,
         AttestationError,
         export_document,
@@ -255,8 +255,8 @@ def attest_cmd(
         return
     if ref is None:
         raise typer.BadParameter("give NAME[@VERSION] to export, or --verify FILE")
-    from kavi_assets.forge.provenance import find_attestation
-    from kavi_assets.ledger.artifacts import ArtifactStore
+    from kavi.forge.provenance import find_attestation
+    from kavi.ledger.artifacts import ArtifactStore
 
     name, version = parse_ref(ref)
     h = _home(home)
@@ -290,11 +290,11 @@ def register(app: typer.Typer) -> None:
 # -- kavi doctor's lines ------------------------------------------------------------------------------------------
 def doctor_checks(home: KaviHome) -> list[Any]:
     """`kavi doctor`: stale verdicts (judged under another fingerprint) and SUSPECT versions."""
+    from kavi.config import suspect_policy
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.fingerprint import current_fingerprint, judge_settings
+    from kavi.forge.reverify import stale_versions, suspects
     from kavi_assets.cli.doctor import Check
-    from kavi_assets.config import suspect_policy
-    from kavi_assets.forge.context import ForgeContext
-    from kavi_assets.forge.fingerprint import current_fingerprint, judge_settings
-    from kavi_assets.forge.reverify import stale_versions, suspects
 
     if not home.ledger_path.exists():
         return []

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 if TYPE_CHECKING:
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.forge.context import ForgeContext
 
 console = make_console()
 holdout_app = typer.Typer(name="holdout", help="Add and list a proposal's holdout examples (the builder never sees "
@@ -26,7 +26,7 @@ def _no_llm() -> NoReturn:
 
 
 def _ctx(home: str | None) -> "ForgeContext":
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.forge.context import ForgeContext
 
     return ForgeContext.open(KaviHome.from_env(home).ensure(), _no_llm)
 
@@ -41,7 +41,7 @@ def add(
     home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")] = None,
 ) -> None:
     """Append a holdout example to NAME and record the new spec (who, when); `kavi forge NAME` then verifies with it."""
-    from kavi_assets.forge.holdouts import HoldoutError, add_holdout, counterexample_input, parse_json_object
+    from kavi.forge.holdouts import HoldoutError, add_holdout, counterexample_input, parse_json_object
 
     if (input_json is None) == (counterexample is None):
         raise HoldoutError("give the input either with --input JSON or with --counterexample N, not both or neither")
@@ -63,7 +63,7 @@ def list_cmd(
     home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")] = None,
 ) -> None:
     """List NAME's holdout examples and the counterexamples of its latest verification."""
-    from kavi_assets.forge.holdouts import counterexamples
+    from kavi.forge.holdouts import counterexamples
 
     ctx = _ctx(home)
     row = ctx.records.require_proposal(name)

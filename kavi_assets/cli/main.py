@@ -8,10 +8,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
 from kavi_assets.cli.outcome import EXIT_STATUS_HELP
-from kavi_assets.home import KaviHome
 
 app = typer.Typer(
     name="kavi",
@@ -45,7 +45,7 @@ def _home(home: str | None) -> KaviHome:
 
 
 def _ctx(home: KaviHome, *, auto_approve: list[str] | None = None) -> Any:
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.forge.context import ForgeContext
     from resources.gates import GateRunnerResource
     from resources.llm import LLMResource
 
@@ -54,8 +54,8 @@ def _ctx(home: KaviHome, *, auto_approve: list[str] | None = None) -> Any:
 
 
 def _records(home: KaviHome) -> Any:
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
 
     return ForgeRecords(Ledger(home.ledger_path))
 
@@ -78,9 +78,9 @@ def propose(
 ) -> None:
     """Validate a proposal, record it in the ledger and add its partition in DAGSTER_HOME. Warns when a trusted
     skill is close to it, and refuses one above KAVI_SEARCH_DUPLICATE_SCORE unless --force (`kavi search`)."""
+    from kavi.forge.pipeline import intake
+    from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
-    from kavi_assets.forge.pipeline import intake
-    from kavi_assets.proposals.model import load_proposal
 
     h = _home(home)
     proposal = load_proposal(file)
@@ -88,7 +88,7 @@ def propose(
 
     check_close_skills(h, proposal, force)
     ensure_dagster_home(h)
-    from kavi_assets.forge.context import ForgeContext
+    from kavi.forge.context import ForgeContext
 
     ctx = ForgeContext.open(h, _no_llm)
     changed = intake(ctx, proposal, str(file.resolve()), actor="kavi propose")
@@ -141,13 +141,13 @@ def _print_revision(rev: Any, trusted_version: int | None) -> None:
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
+    from kavi.config import validate_config
+    from kavi.forge.locks import attempt_lock
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
-    from kavi_assets.config import validate_config
-    from kavi_assets.forge.locks import attempt_lock
 
     validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
     ensure_dagster_home(h)
-    from kavi_assets.forge.pipeline import refuse_if_decomposed
+    from kavi.forge.pipeline import refuse_if_decomposed
 
     records = _records(h)
     refuse_if_decomposed(records.require_proposal(name))
@@ -171,7 +171,7 @@ def forge_outcome(h: KaviHome, records: Any, name: str, run: Any, refresh_regist
     if row.status.value == "TRUSTED" and refresh_registry:
         # The forge run does not rewrite the registry projection (see pipeline.promote): the command that
         # promoted does, as `kavi approve` and `kavi demo` do, so the file is current when the command returns.
-        from kavi_assets.promotion.registry import refresh_registry_file
+        from kavi.promotion.registry import refresh_registry_file
 
         refresh_registry_file(records, h.registry_path)
     return {
@@ -192,7 +192,7 @@ def forge_outcome(h: KaviHome, records: Any, name: str, run: Any, refresh_regist
 
 def _build_of_run(records: Any, name: str, run_id: str) -> Any:
     """The attempt this run made (not the latest one: another run may have made a newer attempt since)."""
-    from kavi_assets.ledger.records import LedgerRecordError
+    from kavi.ledger.records import LedgerRecordError
 
     try:
         return records.build_for_run(name, run_id)
@@ -341,7 +341,7 @@ def _lineage_doc(records: Any, name: str) -> dict[str, Any]:
 
 
 def _ceremony_of(records: Any, name: str, proposal: Any) -> dict[str, Any]:
-    from kavi_assets.forge.levels import proposal_ceremony
+    from kavi.forge.levels import proposal_ceremony
 
     return proposal_ceremony(records, name, proposal).to_dict()
 
@@ -393,7 +393,7 @@ def lineage(
 
 def _decomposition_edges(records: Any, name: str) -> list[dict[str, Any]]:
     """Parent → child edges of decompositions touching NAME (issue 12); `kavi tree NAME` shows the whole tree."""
-    from kavi_assets.decompose.records import DecompositionRecords
+    from kavi.decompose.records import DecompositionRecords
 
     return DecompositionRecords(records).edges(name)
 
@@ -408,11 +408,11 @@ def approve(
     """Record a person's approval of NAME's latest verified build and promote it, as the next version, through
     Dagster. Approving a version that is already trusted says so and records nothing (exit 0); when someone else
     approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
+    from kavi.config import validate_config
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.pipeline import AlreadyTrusted
+    from kavi.forge.pipeline import approve as record_approval
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
-    from kavi_assets.config import validate_config
-    from kavi_assets.forge.context import ForgeContext
-    from kavi_assets.forge.pipeline import AlreadyTrusted
-    from kavi_assets.forge.pipeline import approve as record_approval
 
     validate_config()
     h = _home(home)
@@ -459,8 +459,8 @@ def retry(
     home: HomeOpt = None,
 ) -> None:
     """Record a person's decision to retry an escalated proposal (and a hint), then run the next attempt."""
+    from kavi.lifecycle import ProposalStatus
     from kavi_assets.cli.outcome import print_forge_outcome
-    from kavi_assets.lifecycle import ProposalStatus
 
     h = _home(home)
     records = _records(h)
@@ -481,7 +481,7 @@ def schema_cmd(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write to a file")] = None,
 ) -> None:
     """Print (or write) the JSON Schema of proposals, for editors."""
-    from kavi_assets.proposals.model import proposal_json_schema
+    from kavi.proposals.model import proposal_json_schema
 
     text = json.dumps(proposal_json_schema(), indent=2)
     if output:

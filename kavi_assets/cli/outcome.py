@@ -6,7 +6,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 # The exit statuses every command follows (documented in `kavi --help`).
 EXIT_OK = 0
@@ -36,7 +36,7 @@ def verdict_text(out: dict[str, Any]) -> str:
 def research_details(records: Any, home: KaviHome, name: str, build: Any) -> dict[str, Any]:
     """The attempt's research note as the CLI shows it: its file, failed gates with their first messages,
     allowlist violations and escalation triggers (empty when the attempt did not fail)."""
-    from kavi_assets.ledger.artifacts import ArtifactStore
+    from kavi.ledger.artifacts import ArtifactStore
 
     note = next((n for n in reversed(records.research_notes(name)) if n["build_id"] == build.build_id), None)
     if note is None:

@@ -16,7 +16,7 @@ seconds): `kavi forge NAME` stays in process, as before.
 The daemon loads no code location (see _workspace_file) and runs no sensor or schedule, so it executes the runs
 queued and nothing else; the runs' origin is kavi_assets.queue_definitions (the forge without sensors). Each run
 takes its proposal's attempt lock itself (resources/attempt_lock.py); the batch's ledger transactions go through one
-ledger host (kavi_assets/ledger/host.py), DuckDB's single writer.
+ledger host (kavi/ledger/host.py), DuckDB's single writer.
 """
 
 import contextlib
@@ -32,15 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
-from kavi_assets.config import (
+from kavi.config import (
     ENDPOINT_CONCURRENCY_ENV,
     MAX_CONCURRENT_RUNS_ENV,
     ConfigError,
     concurrency_setting,
 )
-from kavi_assets.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
-from kavi_assets.home import KaviHome
+from kavi.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
+from kavi.home import KaviHome
+from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
 from kavi_assets.launcher.host import HANDED_ENV, PRESTART_ENV
 
 LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
@@ -109,7 +109,7 @@ def _workspace_file(dagster_home: Path) -> Path:
 @contextmanager
 def queue_daemon(dagster_home: Path, ledger: Path | None = None) -> Iterator[int | None]:
     """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home; with
-    `ledger`, the batch's runs write through one ledger host (kavi_assets/ledger/host.py)."""
+    `ledger`, the batch's runs write through one ledger host (kavi/ledger/host.py)."""
     with batch_ledger_host(ledger) as host, _queue_daemon(dagster_home) as pid:
         yield pid
         if host is not None:
@@ -123,8 +123,8 @@ def queue_daemon(dagster_home: Path, ledger: Path | None = None) -> Iterator[int
 def batch_ledger_host(ledger: Path | None) -> Iterator[int | None]:
     """One writer for the batch: the local ledger file served by a host process while the batch runs (not for the
     shared DuckLake ledger, whose writers meet in its catalog). Yields the host's pid, None without one."""
-    from kavi_assets.ledger.host import ledger_host
-    from kavi_assets.ledger.store import Ledger
+    from kavi.ledger.host import ledger_host
+    from kavi.ledger.store import Ledger
 
     if ledger is None or Ledger(ledger, migrate=False).lake is not None:
         yield None
@@ -202,8 +202,8 @@ def shared_recorded_model() -> Iterator[dict[str, str]]:
     Without it each run worker starts its own server and loads every cassette (measured: most of a queued run's
     CPU beyond a run in process). The workers still label it the recorded model (resources/llm.py asks its /health);
     the replayed latency (KAVI_RECORDED_LATENCY_S) is read here, from the same environment the workers get."""
-    from kavi_assets.llm.client import settings_from_env
-    from kavi_assets.llm.recorded import SHARED_URL_ENV, RecordedModelServer
+    from kavi.llm.client import settings_from_env
+    from kavi.llm.recorded import SHARED_URL_ENV, RecordedModelServer
 
     env = dict(os.environ)
     if settings_from_env(env) is not None or (env.get(SHARED_URL_ENV) or "").strip():
@@ -336,9 +336,9 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
                  on_done: Any = None, start_daemon: bool = True) -> list[dict[str, Any]]:
     """Forge every item through the Dagster queue, at most `settings.max_runs` at once; the outcomes in the items'
     order, each as `kavi forge --json` gives it. Without `start_daemon` the caller runs queue_daemon around it."""
+    from kavi.config import validate_config
     from kavi_assets.cli.dagster_env import add_partitions, ensure_dagster_home, sweep_before_launch
     from kavi_assets.cli.main import _records, forge_outcome
-    from kavi_assets.config import validate_config
 
     validate_config()
     names = [it.name for it in items]
@@ -392,7 +392,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
                 outs[by_run[rid]] = forge_outcome(h, records, by_run[rid], run, refresh_registry=False)
         if any(o["status"] == "TRUSTED" for o in outs.values()):
             # Once for the batch: the registry file is current when the command returns.
-            from kavi_assets.promotion.registry import refresh_registry_file
+            from kavi.promotion.registry import refresh_registry_file
 
             refresh_registry_file(records, h.registry_path)
     return [outs[n] for n in names]

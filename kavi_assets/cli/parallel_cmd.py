@@ -5,9 +5,9 @@ from typing import Any
 
 from rich.markup import escape
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.outcome import EXIT_OK, EXIT_USAGE, EXIT_VERDICT, verdict_text
-from kavi_assets.home import KaviHome
 
 _PASSING = ("VERIFIED", "TRUSTED")
 
@@ -63,10 +63,10 @@ def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_
                  gates_res: Any, console: Any) -> int:
     """`kavi demo --concurrency N`: first attempts as one batch through the queue, then each round of the retry
     sensor's requests as one batch; lines printed as the sequential demo prints them. Returns crashed steps."""
+    from kavi.lifecycle import ProposalStatus
     from kavi_assets.cli.dagster_env import configure_queue, ensure_dagster_home
     from kavi_assets.cli.demo_cmd import _retry_requests
     from kavi_assets.cli.parallel import QueuedForge, forge_queued, queue_daemon, queue_settings
-    from kavi_assets.lifecycle import ProposalStatus
 
     settings = queue_settings(concurrency)
     crashed = 0

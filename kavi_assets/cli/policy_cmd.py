@@ -49,7 +49,7 @@ def show(
     policy: Annotated[Path | None, typer.Option("--policy", help="a policy file that tightens the default")] = None,
 ) -> None:
     """Print the capability map: every module's verdict and reason, or one module's attribute-level decisions."""
-    from kavi_assets.policy.policy import PolicyError, load_policy
+    from kavi.policy.policy import PolicyError, load_policy
 
     err = make_console(stderr=True)
     try:

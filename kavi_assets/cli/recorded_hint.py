@@ -2,15 +2,15 @@
 
 import os
 
-from kavi_assets.llm.client import NOT_CONFIGURED_FIX
+from kavi.llm.client import NOT_CONFIGURED_FIX
 
 __all__ = ["NOT_CONFIGURED_FIX", "recorded_model_note"]
 
 
 def recorded_model_note(name: str) -> str | None:
     """The line for a proposal the recorded model has no recording of, when no endpoint is configured; else None."""
-    from kavi_assets.config import env_base_url
-    from kavi_assets.llm.recorded import default_cassette_dir, load_cassettes
+    from kavi.config import env_base_url
+    from kavi.llm.recorded import default_cassette_dir, load_cassettes
 
     if env_base_url(os.environ):
         return None

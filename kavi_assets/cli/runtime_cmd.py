@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 console = make_console()
 HomeOpt = Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")]
@@ -24,8 +24,8 @@ def _home(home: str | None) -> KaviHome:
 
 
 def _records(h: KaviHome) -> Any:
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
 
     return ForgeRecords(Ledger(h.ledger_path))
 
@@ -34,8 +34,8 @@ class TrustedVersions:
     """The ledger's trusted versions, looked up as NAME (the latest version) or NAME@VERSION (pinned)."""
 
     def __init__(self, h: KaviHome) -> None:
+        from kavi.runtime.trust import TrustedSkill
         from kavi_assets.cli.ground_cmd import ground_note, refused_suspects
-        from kavi_assets.runtime.trust import TrustedSkill
 
         self.records = _records(h)
         self.by_name: dict[str, dict[int, Any]] = {}
@@ -58,7 +58,7 @@ class TrustedVersions:
 
     def get(self, ref: str) -> Any:
         """The trusted skill REF names, or None (unknown name); SkillNotTrusted for a version that is not trusted."""
-        from kavi_assets.runtime.errors import SkillNotTrusted
+        from kavi.runtime.errors import SkillNotTrusted
 
         name, pinned, number = ref.partition("@")
         versions = self.by_name.get(name)
@@ -89,14 +89,14 @@ class TrustedVersions:
 
 
 def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersions]:
-    from kavi_assets.runtime.executor import SkillRunner
-    from kavi_assets.runtime.records import ExecutionLog
+    from kavi.runtime.executor import SkillRunner
+    from kavi.runtime.records import ExecutionLog
 
     trusted = TrustedVersions(h)
     log = ExecutionLog(h.executions_log, fsync=fsync)
     model = None
     if os.environ.get("KAVI_LLM_BASE_URL", "").strip():
-        from kavi_assets.runtime.handles import model_from_env
+        from kavi.runtime.handles import model_from_env
 
         model = model_from_env()  # summarize_note and search_notes use it; without it they fall back
     return SkillRunner(h, trusted.get, log, llm=model), log, trusted
@@ -104,7 +104,7 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersio
 
 def _parse_json(text: str, what: str) -> Any:
     """JSON from the command line within the run-input bounds (size, depth, string and number sizes)."""
-    from kavi_assets.proposals.bounds import RUN_INPUT_BOUNDS, parse_json_bounded
+    from kavi.proposals.bounds import RUN_INPUT_BOUNDS, parse_json_bounded
 
     try:
         return parse_json_bounded(text, RUN_INPUT_BOUNDS, what)
@@ -116,7 +116,7 @@ def _parse_json(text: str, what: str) -> Any:
 def _json_arg(value: str, option: str) -> tuple[str, str]:
     """The text of a JSON option given inline or as @FILE (read within the run-input size bound), and its name
     for messages. Every bound refusal reads `OPTION: ...` on one line."""
-    from kavi_assets.proposals.bounds import RUN_INPUT_BOUNDS, BoundsError, read_bounded
+    from kavi.proposals.bounds import RUN_INPUT_BOUNDS, BoundsError, read_bounded
 
     if not value.startswith("@"):
         return value, option
@@ -132,7 +132,7 @@ def _json_arg(value: str, option: str) -> tuple[str, str]:
 
 
 def _parse_json_option(value: str, option: str) -> Any:
-    from kavi_assets.proposals.bounds import BoundsError
+    from kavi.proposals.bounds import BoundsError
 
     text, what = _json_arg(value, option)
     try:
@@ -144,7 +144,7 @@ def _parse_json_option(value: str, option: str) -> Any:
 
 def _confirm(skill: Any, yes: bool) -> bool:
     """--yes, or an interactive "yes"; without a terminal the runner refuses with a clear message."""
-    from kavi_assets.runtime.executor import needs_confirmation
+    from kavi.runtime.executor import needs_confirmation
 
     if yes or not needs_confirmation(skill.side_effect_class):
         return yes
@@ -171,7 +171,7 @@ def _show(record: Any, as_json: bool) -> None:
 
 def skills(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List trusted skills (their latest version, and every trusted version) with their JSON Schemas."""
-    from kavi_assets.runtime.executor import list_skills
+    from kavi.runtime.executor import list_skills
 
     trusted = TrustedVersions(_home(home))
     infos = list_skills(trusted.latest(), versions=trusted.versions())
@@ -236,7 +236,7 @@ def chain(
     """Run a chain of trusted skills, mapping each step's input from earlier outputs."""
     from pydantic import ValidationError
 
-    from kavi_assets.runtime.chain import ChainSpec, run_chain
+    from kavi.runtime.chain import ChainSpec, run_chain
 
     data = _parse_json_option(json_spec, "--json")
     try:
@@ -261,7 +261,7 @@ def replay_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Re-run a past execution with its recorded input, if the same trusted code is still in place."""
-    from kavi_assets.runtime.replay import replay
+    from kavi.runtime.replay import replay
 
     h = _home(home)
     runner, log, trusted = _runner(h)
@@ -284,8 +284,8 @@ def tail_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The latest execution records."""
-    from kavi_assets.runtime.records import ExecutionLog
-    from kavi_assets.runtime.sessions import format_duration, records_to_json, tail
+    from kavi.runtime.records import ExecutionLog
+    from kavi.runtime.sessions import format_duration, records_to_json, tail
 
     log = ExecutionLog(_home(home).executions_log)
     records, stats = log.read_with_stats()
@@ -309,8 +309,8 @@ def session(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The execution tree of a session: status, short id, duration and error for every run."""
-    from kavi_assets.runtime.records import ExecutionLog
-    from kavi_assets.runtime.sessions import render_tree, session_tree, tree_to_json
+    from kavi.runtime.records import ExecutionLog
+    from kavi.runtime.sessions import render_tree, session_tree, tree_to_json
 
     if not latest and not session_id:
         raise typer.BadParameter("give --latest or --id ID")
@@ -326,7 +326,7 @@ def verify(home: HomeOpt = None, as_json: Annotated[bool, typer.Option("--json")
     """Check the promotion hash chain, the registry projection, every trusted file and the skills folder against
     the ledger. Writes nothing: a registry that disagrees with the ledger is a problem (`kavi registry rebuild`
     rewrites it); one that is only behind the ledger is a note."""
-    from kavi_assets.promotion.audit import audit
+    from kavi.promotion.audit import audit
 
     h = _home(home)
     report = audit(_records(h), h)
@@ -378,7 +378,7 @@ registry_app = typer.Typer(name="registry", help="The registry file: a projectio
 def registry_rebuild(home: HomeOpt = None) -> None:
     """Rewrite registry.json from the ledger, whatever it holds now (the explicit fix for a registry that
     `kavi verify` reports as disagreeing with the ledger)."""
-    from kavi_assets.promotion.registry import registry_state, write_registry
+    from kavi.promotion.registry import registry_state, write_registry
 
     h = _home(home)
     records = _records(h)

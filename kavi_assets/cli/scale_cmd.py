@@ -161,16 +161,16 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
     `kavi lineage` against the shared ledger (`cli_checks`), and stop everything
     started. `settings` are extra environment variables for this process and the workers (e.g. the recorded model's
     speed or latency). A benchmark compares `forge_s` (and the verdicts) with a sequential run."""
-    from kavi_assets.ledger.lake import close_lakes
-    from kavi_assets.scale.services import ServiceError, Services, missing_binaries
-    from kavi_assets.scale.workers import start_worker, wait_ready, worker_env, write_celery_config, write_dagster_home
+    from kavi.ledger.lake import close_lakes
+    from kavi.scale.services import ServiceError, Services, missing_binaries
+    from kavi.scale.workers import start_worker, wait_ready, worker_env, write_celery_config, write_dagster_home
 
     if not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"workers must be between 1 and {MAX_WORKERS}")
     for var, text in (settings or {}).items():
         if not _SETTING.match(var) or len(text) > 1000 or "\n" in text:
             raise ValueError(f"setting {var[:40]!r}: only KAVI_* variables, one line of at most 1000 characters")
-    from kavi_assets.config import validate_config
+    from kavi.config import validate_config
 
     validate_config({**os.environ, **(settings or {})})  # a bad KAVI_* setting: one line, before anything starts
     files = _proposal_files(proposals)
@@ -243,11 +243,11 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
     import dagster as dg
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
-    from kavi_assets.forge.context import ForgeContext
-    from kavi_assets.forge.owner import HOST_TAG, PID_TAG
-    from kavi_assets.forge.pipeline import intake
-    from kavi_assets.home import KaviHome
-    from kavi_assets.proposals.model import load_proposal
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.owner import HOST_TAG, PID_TAG
+    from kavi.forge.pipeline import intake
+    from kavi.home import KaviHome
+    from kavi.proposals.model import load_proposal
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource
     from resources.llm import LLMResource
@@ -288,7 +288,7 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
         launched += batch
     forge_s = time.monotonic() - forge_started
     # What verified is approved here (as `kavi demo` does) and promoted by a run on the workers.
-    from kavi_assets.forge.pipeline import approve
+    from kavi.forge.pipeline import approve
 
     recon_promote = ReconstructableRepository.for_module(
         "kavi_assets.definitions", "defs", working_directory=str(Path(__file__).resolve().parents[2])
@@ -305,7 +305,7 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
             "workers)")
         _wait_runs(instance, [r for _, r in promotions], timeout_s)
         launched += promotions
-    from kavi_assets.promotion.registry import refresh_registry_file
+    from kavi.promotion.registry import refresh_registry_file
 
     refresh_registry_file(ctx.records, home.registry_path)
     runs: list[RunInfo] = []
@@ -330,8 +330,8 @@ def scale_demo(
 ) -> None:
     """Start PostgreSQL, Redis and Celery workers on loopback, forge the example proposals through the workers into
     one shared (DuckLake) ledger, print where each run executed, and stop everything started."""
+    from kavi.scale.services import ServiceError
     from kavi_assets.cli.demo_cmd import examples_dir
-    from kavi_assets.scale.services import ServiceError
 
     say_to = make_console(stderr=True) if as_json else console
     # SIGTERM ends the command through its `finally` (which stops every service and worker), not in mid-air.

@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
+from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
-from kavi_assets.home import KaviHome
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -30,9 +30,9 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _policy(allow: list[str] | None, allow_skill: list[str] | None) -> Any:
-    from kavi_assets.proposals.model import NAME_RE
-    from kavi_assets.serve.catalog import ServePolicy
-    from kavi_assets.skills.base import SideEffectClass
+    from kavi.proposals.model import NAME_RE
+    from kavi.serve.catalog import ServePolicy
+    from kavi.skills.base import SideEffectClass
 
     classes = {SideEffectClass.READ_ONLY}
     for raw in allow or []:
@@ -49,8 +49,8 @@ def _policy(allow: list[str] | None, allow_skill: list[str] | None) -> Any:
 
 def tool_server(home: KaviHome, policy: Any, *, poll_s: float = 1.0) -> Any:
     """The MCP tool server of a home, its calls made by the runner `kavi run` uses."""
+    from kavi.serve.server import SkillToolServer
     from kavi_assets.cli.runtime_cmd import _runner
-    from kavi_assets.serve.server import SkillToolServer
 
     return SkillToolServer(home, _runner, policy, poll_s=poll_s)
 
@@ -72,7 +72,7 @@ def serve(
     with the MCP client as its caller."""
     import anyio
 
-    from kavi_assets.serve.server import BindRefused, check_bind
+    from kavi.serve.server import BindRefused, check_bind
 
     policy = _policy(allow, allow_skill)
     h = KaviHome.from_env(home).ensure()
@@ -99,7 +99,7 @@ def tools(
     home: HomeOpt = None,
 ) -> None:
     """Print the tools `kavi serve` would serve, as function-calling schemas (JSON) for OpenAI, Anthropic or MCP."""
-    from kavi_assets.serve.catalog import FORMATS
+    from kavi.serve.catalog import FORMATS
 
     if fmt not in FORMATS:
         _fail(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -142,11 +142,11 @@ def search(
 ) -> None:
     """Rank trusted skills by how well they match QUERY (BM25 over names, descriptions, schemas and examples;
     plus vector similarity when KAVI_EMBEDDINGS_URL is set). Score 1.0: as close as the skill's own text."""
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
-    from kavi_assets.search.embeddings import EmbeddingError
-    from kavi_assets.search.extensions import ExtensionMissing
-    from kavi_assets.search.index import SearchError, open_index
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+    from kavi.search.embeddings import EmbeddingError
+    from kavi.search.extensions import ExtensionMissing
+    from kavi.search.index import SearchError, open_index
 
     h = KaviHome.from_env(home).ensure()
     index = open_index(h, ForgeRecords(Ledger(h.ledger_path)))
@@ -172,9 +172,9 @@ def search(
 def check_close_skills(home: KaviHome, proposal: Any, force: bool) -> None:
     """`kavi propose`: warn when a trusted skill is close to the proposal, and refuse above the threshold
     (KAVI_SEARCH_DUPLICATE_SCORE) unless --force. A search that cannot run is a warning, never a refusal."""
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
-    from kavi_assets.search.index import SearchConfig, open_index, schema_difference
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+    from kavi.search.index import SearchConfig, open_index, schema_difference
 
     config = SearchConfig.from_env()  # a bad threshold is a ConfigError: one line, exit 2
     try:

@@ -51,27 +51,30 @@ PRESTART_ENV = "KAVI_RUN_HOST_PRESTART"
 # (before the daemon, so its imports overlap the daemon's), whose socket the daemon inherited as FD. Only a process
 # whose parent is PARENT_PID (the daemon, not its code server) takes it.
 HANDED_ENV = "KAVI_RUN_HOST_HANDED"
-SKIPPED_PACKAGES = ("kavi_assets.cli", "kavi_assets.serve", "kavi_assets.scale", "kavi_assets.launcher")
+SKIPPED_PACKAGES = ("kavi_assets.cli", "kavi.serve", "kavi.scale", "kavi_assets.launcher")
 
 
 def forge_modules() -> Iterator[str]:
-    """Every module of the forge package a run may import, by name (not the CLI, the server or the scale setup)."""
+    """Every module of the forge's packages a run may import, by name (not the CLI, the server or the scale setup)."""
+    import kavi
     import kavi_assets
 
-    for info in pkgutil.walk_packages(kavi_assets.__path__, "kavi_assets."):
-        name = info.name
-        if name.endswith(".__main__") or name.startswith(SKIPPED_PACKAGES):
-            continue
-        yield name
+    for package in (kavi, kavi_assets):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            name = info.name
+            if name.endswith(".__main__") or name.startswith(SKIPPED_PACKAGES):
+                continue
+            yield name
 
 
 def code_stamp() -> str:
     """The forge's source as the host imported it: newest modification time and file count of its .py files. The
     launcher starts a new host when the stamp on disk differs, so an edited forge is never run from stale memory."""
+    import kavi
     import kavi_assets
 
     newest, count = 0, 0
-    for folder in kavi_assets.__path__:
+    for folder in (*kavi.__path__, *kavi_assets.__path__):
         for root, _dirs, files in os.walk(folder):
             for f in files:
                 if f.endswith(".py"):
@@ -92,7 +95,7 @@ def preload() -> list[str]:
         try:
             importlib.import_module(name)
         except ImportError:
-            if name.startswith("kavi_assets."):
+            if name.startswith(("kavi.", "kavi_assets.")):
                 failed.append(name)
         except Exception:  # a module a run would fail on too: the run reports it, not the host
             failed.append(name)
@@ -102,13 +105,13 @@ def preload() -> list[str]:
         except Exception:
             failed.append(name)
     try:
-        from kavi_assets.policy.policy import default_policy
+        from kavi.policy.policy import default_policy
 
         default_policy()
     except Exception:
         failed.append("the default policy")
     try:
-        from kavi_assets.llm.client import http_client
+        from kavi.llm.client import http_client
 
         http_client()  # the model SDK's HTTP client and its TLS trust store, built once here (no connection yet)
     except Exception:

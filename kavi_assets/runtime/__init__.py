@@ -1,4 +1,2 @@
-"""The trusted runtime: handles, the hash-checked loader, execution records, chains, replay and sessions.
-
-Import the submodules directly; this package imports nothing so the CLI stays quick to start.
-"""
+"""The handles' public import path for skills' tests (`kavi_assets.runtime.handles`), kept for the skills already
+forged."""

@@ -1,1 +1,1 @@
-"""The skill contract: the base class every forged skill subclasses, and the handles it may use."""
+"""The skill contract's public import path (`kavi_assets.skills.base`), kept for the skills already forged."""

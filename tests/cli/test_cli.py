@@ -8,13 +8,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import Verdict
+from kavi.proposals.model import parse_proposal
 from kavi_assets.cli.main import app
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import Verdict
-from kavi_assets.proposals.model import parse_proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 

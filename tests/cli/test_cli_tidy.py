@@ -12,14 +12,14 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import kavi_assets
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, intake, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
+from kavi.proposals.model import load_proposal, parse_proposal
 from kavi_assets.cli import demo_cmd
 from kavi_assets.cli.main import app
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, intake, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import FailureKind, ProposalStatus, Verdict
-from kavi_assets.proposals.model import load_proposal, parse_proposal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 runner = CliRunner()

@@ -9,10 +9,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 from kavi_assets.cli.main import app
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
 
 runner = CliRunner()
 

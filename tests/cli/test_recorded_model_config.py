@@ -11,16 +11,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import FailureKind
+from kavi.llm.client import LLMClient, LLMError, LLMErrorKind, LLMSettings
+from kavi.llm.recorded import RecordedModelServer
+from kavi.research.classifier import AttemptFailure, classify
+from kavi.research.escalation import EscalationInput, triggers_for
+from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import FailureKind
-from kavi_assets.llm.client import LLMClient, LLMError, LLMErrorKind, LLMSettings
-from kavi_assets.llm.recorded import RecordedModelServer
-from kavi_assets.research.classifier import AttemptFailure, classify
-from kavi_assets.research.escalation import EscalationInput, triggers_for
-from kavi_assets.skills.base import SideEffectClass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 runner = CliRunner()

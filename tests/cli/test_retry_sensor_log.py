@@ -6,12 +6,12 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.artifacts import ArtifactStore
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import FailureKind, ProposalStatus
-from kavi_assets.proposals.model import parse_proposal
+from kavi.home import KaviHome
+from kavi.ledger.artifacts import ArtifactStore
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import FailureKind, ProposalStatus
+from kavi.proposals.model import parse_proposal
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from sensors.retry import retry_failed_attempts

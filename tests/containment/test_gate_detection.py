@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.gates.static import policy_gate
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.runtime.trust import TrustedSkill, TrustLoader
-from kavi_assets.skills.base import SideEffectClass
-from kavi_assets.skills.loading import module_name
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.gates.static import policy_gate
+from kavi.proposals.model import parse_proposal
+from kavi.runtime.trust import TrustedSkill, TrustLoader
+from kavi.skills.base import SideEffectClass
+from kavi.skills.loading import module_name
 
 pytestmark = pytest.mark.containment
 
@@ -83,7 +83,7 @@ def _production(tmp_path: Path, source: str) -> Any:
     skill = TrustedSkill("probe_words", path, hashlib.sha256(source.encode()).hexdigest(),
                          SideEffectClass.READ_ONLY)
     cls = TrustLoader().load(skill)
-    from kavi_assets.runtime.handles import context_for
+    from kavi.runtime.handles import context_for
 
     ctx = context_for(SideEffectClass.READ_ONLY, vault_root=tmp_path / "vault")
     return cls(ctx).execute(cls.input_model.model_validate({"text": "one two"}))

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 import kavi_assets
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.sandbox import jail
-from kavi_assets.sandbox.runner import Limits, SandboxResult
-from kavi_assets.sandbox.warm import run_warm
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.proposals.model import parse_proposal
+from kavi.sandbox import jail
+from kavi.sandbox.runner import Limits, SandboxResult
+from kavi.sandbox.warm import run_warm
 
 pytestmark = pytest.mark.containment
 
@@ -379,7 +379,7 @@ def test_a_wrong_skill_cannot_fake_its_acceptance(world: World, tmp_path: Path) 
 def test_a_builders_exit_127_is_not_mistaken_for_the_forges_failure(tmp_path: Path) -> None:
     """Exit 126/127 or a fake "bwrap:" line from the builder's code must not pass for infrastructure (which would
     not count against the model): the sandbox writes a start marker before the command runs."""
-    from kavi_assets.gates.infra import infrastructure_cause
+    from kavi.gates.infra import infrastructure_cause
 
     proposal = parse_proposal(PROPOSAL)
     tests = "import os\nimport sys\n\nprint('bwrap: Can\\'t mount proc', file=sys.stderr)\nos._exit(127)\n"
@@ -393,7 +393,7 @@ def test_a_builders_exit_127_is_not_mistaken_for_the_forges_failure(tmp_path: Pa
 
 
 def test_a_sandbox_that_cannot_be_built_is_the_forges_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kavi_assets.gates.infra import infrastructure_cause
+    from kavi.gates.infra import infrastructure_cause
 
     real_build = jail.build
 
@@ -436,7 +436,7 @@ def test_a_skill_file_swapped_for_a_fifo_or_link_cannot_hang_or_fool_the_forge(t
 def test_memory_is_bounded_for_the_whole_job_not_only_per_process(tmp_path: Path) -> None:
     """Each process stays under the address-space limit, but together they ask for four times the job's memory:
     the memory cgroup (where the host has one) kills some of them instead of letting the host swap or OOM."""
-    from kavi_assets.sandbox.runner import MEMORY_CGROUP_ROOT, run_sandboxed
+    from kavi.sandbox.runner import MEMORY_CGROUP_ROOT, run_sandboxed
 
     if not MEMORY_CGROUP_ROOT.is_dir():
         pytest.skip("no memory cgroup controller on this host")

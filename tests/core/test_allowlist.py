@@ -2,7 +2,7 @@
 
 import pytest
 
-from kavi_assets.build.allowlist import check_allowlist
+from kavi.build.allowlist import check_allowlist
 
 GOOD = [("skills/word_count.py", "x = 1\n"), ("tests/test_skill_word_count.py", "def test(): pass\n")]
 

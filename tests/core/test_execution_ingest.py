@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from kavi_assets.ledger.executions import ingest_execution_log
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.runtime.records import ExecutionLog, ExecutionRecord
-from kavi_assets.skills.base import SideEffectClass
+from kavi.ledger.executions import ingest_execution_log
+from kavi.ledger.store import Ledger
+from kavi.runtime.records import ExecutionLog, ExecutionRecord
+from kavi.skills.base import SideEffectClass
 
 
 def _record(i: int) -> ExecutionRecord:

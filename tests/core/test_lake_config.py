@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kavi_assets.ledger.lake import LakeConfigError, lake_config
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.scale.workers import dagster_yaml, worker_command
+from kavi.ledger.lake import LakeConfigError, lake_config
+from kavi.ledger.store import Ledger
+from kavi.scale.workers import dagster_yaml, worker_command
 
 GOOD = "ducklake:postgres:host=127.0.0.1 port=5432 user=kavi dbname=kavi"
 
@@ -58,7 +58,7 @@ def test_the_cli_reports_a_bad_url_in_one_line(tmp_path: Path) -> None:
 
 
 def test_validate_config_names_a_bad_ledger_url() -> None:
-    from kavi_assets.config import config_problems
+    from kavi.config import config_problems
 
     problems = config_problems({"KAVI_LEDGER_URL": "ducklake:postgres:host=db"})
     assert len(problems) == 1 and "dbname" in problems[0]

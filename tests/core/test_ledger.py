@@ -9,12 +9,12 @@ from typing import Any
 import duckdb
 import pytest
 
-from kavi_assets.ledger.artifacts import ArtifactStore
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.schema import SCHEMA_VERSION
-from kavi_assets.ledger.store import Ledger, LedgerLockedError
-from kavi_assets.lifecycle import ProposalStatus
-from kavi_assets.proposals.model import parse_proposal
+from kavi.ledger.artifacts import ArtifactStore
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.schema import SCHEMA_VERSION
+from kavi.ledger.store import Ledger, LedgerLockedError
+from kavi.lifecycle import ProposalStatus
+from kavi.proposals.model import parse_proposal
 
 
 @pytest.mark.ledger_file
@@ -137,7 +137,7 @@ def test_a_ledger_migrated_past_versions_it_lacks_gets_them_applied(tmp_path: Pa
     """A file some diverging build migrated to the latest version without the ones between (seen on a machine
     shared by several builds): the recorded maximum is current, but tables are missing. The missing migrations are
     applied in order; a healthy ledger is left as it is."""
-    from kavi_assets.ledger.schema import MIGRATIONS
+    from kavi.ledger.schema import MIGRATIONS
 
     path = tmp_path / "ledger.duckdb"
     versions = [v for v, _ in MIGRATIONS]

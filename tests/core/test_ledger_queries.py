@@ -7,14 +7,14 @@ from typing import Any
 import duckdb
 import pytest
 
-from kavi_assets.gates.types import GateResult
-from kavi_assets.ledger import store
-from kavi_assets.ledger.artifacts import ArtifactRef
-from kavi_assets.ledger.records import ForgeRecords, LedgerConflictError
-from kavi_assets.ledger.schema import MIGRATIONS, SCHEMA_VERSION
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import ProposalStatus, Verdict
-from kavi_assets.proposals.model import parse_proposal
+from kavi.gates.types import GateResult
+from kavi.ledger import store
+from kavi.ledger.artifacts import ArtifactRef
+from kavi.ledger.records import ForgeRecords, LedgerConflictError
+from kavi.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.proposals.model import parse_proposal
 
 
 def _propose(records: ForgeRecords, name: str, data: dict[str, Any], **extra: Any) -> None:
@@ -293,7 +293,7 @@ def test_a_freshly_stored_artifact_is_recorded_once_with_a_bounded_lookup(tmp_pa
                                                                          proposal_data: dict[str, Any]) -> None:
     """A ref from a `put` that created the file carries its store time: the ledger looks for its rows among those
     created since (not through the whole table) and still records it once, however often it is passed."""
-    from kavi_assets.ledger.artifacts import ArtifactStore
+    from kavi.ledger.artifacts import ArtifactStore
 
     store = ArtifactStore(tmp_path / "artifacts")
     records = ForgeRecords(Ledger(tmp_path / "l.duckdb"))

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kavi_assets.proposals.model import ProposalError, load_proposal, parse_proposal, proposal_json_schema
+from kavi.proposals.model import ProposalError, load_proposal, parse_proposal, proposal_json_schema
 
 
 def test_valid_yaml_and_json(tmp_path: Path, proposal_data: dict[str, Any]) -> None:

@@ -10,16 +10,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kavi_assets.build.allowlist import check_allowlist
+from kavi.build.allowlist import check_allowlist
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.gates.types import GATE_POLICY
+from kavi.home import KaviHome
+from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
+from kavi.proposals.model import parse_proposal
+from kavi.skills.loading import exec_skill_module
+from kavi.skills.source import SourceEncodingError, decode_source, source_problem
 from kavi_assets.cli.main import app
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.gates.types import GATE_POLICY
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import FailureKind, ProposalStatus, Verdict
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.skills.loading import exec_skill_module
-from kavi_assets.skills.source import SourceEncodingError, decode_source, source_problem
 from resources.llm import LLMResource
 
 # An honest READ_ONLY skill; the tricks below put a call that the policy refuses in what UTF-8 reads as a comment.
@@ -153,7 +153,7 @@ def test_kavi_check_still_passes_an_honest_file(tmp_path: Path) -> None:
 
 
 def test_the_gate_runner_runs_nothing_of_such_bytes(tmp_path: Path) -> None:
-    from kavi_assets.gates.runner import GateConfig, run_gates
+    from kavi.gates.runner import GateConfig, run_gates
 
     spec = _spec()
     files = {"skills/word_count.py": TRICKS["utf-7 cookie"],

@@ -5,13 +5,13 @@ from typing import Any
 
 import dagster as dg
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import Verdict
+from kavi.proposals.model import parse_proposal
 from kavi_assets.assets.audit import TRUST_AUDIT_KEY, trust_audit
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import Verdict
-from kavi_assets.proposals.model import parse_proposal
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 

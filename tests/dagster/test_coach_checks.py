@@ -8,11 +8,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import intake
+from kavi.home import KaviHome
+from kavi.proposals.model import load_proposal
 from kavi_assets.assets.forge import REPORT_KEY
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import intake
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals.model import load_proposal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import intake
+from kavi.home import KaviHome
+from kavi.lifecycle import ProposalStatus
+from kavi.proposals.model import load_proposal
 from kavi_assets.assets.decompose import DECOMPOSITION_KEY
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import intake
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import ProposalStatus
-from kavi_assets.proposals.model import load_proposal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 

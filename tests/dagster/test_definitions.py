@@ -2,8 +2,8 @@
 
 import dagster as dg
 
+from kavi.gates.types import ALL_GATES
 from kavi_assets.definitions import defs
-from kavi_assets.gates.types import ALL_GATES
 
 
 def test_definitions_load_with_expected_keys() -> None:

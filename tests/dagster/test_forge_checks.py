@@ -12,6 +12,10 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import NotVerified, intake, promotable_build
+from kavi.home import KaviHome
+from kavi.proposals.model import load_proposal
 from kavi_assets.assets.forge import (
     GATE_CHECKS,
     PROPOSAL_KEY,
@@ -21,10 +25,6 @@ from kavi_assets.assets.forge import (
     check_description,
     plain,
 )
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import NotVerified, intake, promotable_build
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals.model import load_proposal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 

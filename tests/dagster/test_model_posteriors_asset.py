@@ -3,11 +3,11 @@ a wide markdown table, and one PNG per distinct picture."""
 
 import dagster as dg
 
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.routing.posteriors import UI_INLINE_MARKDOWN
 from kavi_assets.assets.learning import MODEL_POSTERIORS_KEY, model_posteriors
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.routing.posteriors import UI_INLINE_MARKDOWN
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
@@ -42,7 +42,7 @@ def test_model_posteriors_metadata_draws_curves_inline(kavi_home: KaviHome) -> N
 def test_the_learner_shows_coach_reviews_apart_from_builder_posteriors(kavi_home: KaviHome) -> None:
     """Issue 12: the coach's record per model (approvals, requests for changes, answers it could not give) is its own
     table on the learner's asset; the builder posteriors do not count it."""
-    from kavi_assets.ledger.coach_records import CoachReviewRow, record_review
+    from kavi.ledger.coach_records import CoachReviewRow, record_review
 
     records = ForgeRecords(Ledger(kavi_home.ledger_path))
     for i, status in enumerate(["APPROVE", "REQUEST_CHANGES", "UNUSABLE"]):

@@ -8,12 +8,12 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import ProposalStatus
-from kavi_assets.promotion.registry import registry_drift, registry_file_mark, write_registry
-from kavi_assets.proposals.model import parse_proposal
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import ProposalStatus
+from kavi.promotion.registry import registry_drift, registry_file_mark, write_registry
+from kavi.proposals.model import parse_proposal
 from resources.home import SkillsHomeResource
 from sensors.registry import refresh_registry
 
@@ -94,7 +94,7 @@ def test_the_registry_file_is_the_ledgers_projection(kavi_home: KaviHome, record
 
 def test_audit_tells_a_registry_behind_the_ledger_from_an_edited_one(kavi_home: KaviHome,
                                                                     records: ForgeRecords) -> None:
-    from kavi_assets.promotion.audit import audit
+    from kavi.promotion.audit import audit
 
     _promote(records, "alpha_skill")
     write_registry(records, kavi_home.registry_path)

@@ -7,13 +7,13 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import FailureKind, ProposalStatus
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.research.escalation import EscalationInput, triggers_for
-from kavi_assets.skills.base import SideEffectClass
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import FailureKind, ProposalStatus
+from kavi.proposals.model import parse_proposal
+from kavi.research.escalation import EscalationInput, triggers_for
+from kavi.skills.base import SideEffectClass
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from sensors.retry import backoff_s, retry_failed_attempts
@@ -21,7 +21,7 @@ from sensors.retry import backoff_s, retry_failed_attempts
 
 def _note(records: ForgeRecords, store_home: KaviHome, *, attempt: int, kind: FailureKind, triggers: list[str],
           status: ProposalStatus, created: datetime | None = None) -> None:
-    from kavi_assets.ledger.artifacts import ArtifactStore
+    from kavi.ledger.artifacts import ArtifactStore
 
     store = ArtifactStore(store_home.artifacts_dir)
     packet = store.put(f"p{attempt}".encode(), "build_packet")

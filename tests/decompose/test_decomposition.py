@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kavi_assets.decompose.answer import DecomposeLimits, DecompositionError, parse_decomposition
-from kavi_assets.decompose.forge import advance, decompose, trigger_for
-from kavi_assets.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, DecompositionRecords
-from kavi_assets.forge.ceremony import ceremony_for
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, intake, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import ProposalStatus, Verdict
-from kavi_assets.proposals.model import Proposal, load_proposal, parse_proposal
+from kavi.decompose.answer import DecomposeLimits, DecompositionError, parse_decomposition
+from kavi.decompose.forge import advance, decompose, trigger_for
+from kavi.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, DecompositionRecords
+from kavi.forge.ceremony import ceremony_for
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, intake, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.proposals.model import Proposal, load_proposal, parse_proposal
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "examples" / "answers"
@@ -151,7 +151,7 @@ def test_limits_come_from_the_environment() -> None:
     lim = DecomposeLimits.from_env({"KAVI_DECOMPOSE_ABOVE": "3", "KAVI_DECOMPOSE_MAX_DEPTH": "1",
                                     "KAVI_DECOMPOSE_MAX_NODES": "5"})
     assert (lim.above, lim.max_depth, lim.max_nodes) == (3, 1, 5)
-    from kavi_assets.config import ConfigError
+    from kavi.config import ConfigError
 
     with pytest.raises(ConfigError, match="KAVI_DECOMPOSE_MAX_DEPTH"):
         DecomposeLimits.from_env({"KAVI_DECOMPOSE_MAX_DEPTH": "0"})
@@ -289,7 +289,7 @@ def test_the_composition_verifies_on_the_parents_examples_and_runs_as_the_truste
     steps = [r for r in log.read_all() if r.parent_execution_id == record.execution_id]
     assert [r.skill_name for r in steps] == ["find_addresses", "domains_of_addresses"]
     # Served to agents like any trusted skill: its schemas from the composition's fields, calls through the runner.
-    from kavi_assets.serve.server import SkillToolServer
+    from kavi.serve.server import SkillToolServer
 
     server = SkillToolServer(kavi_home, _runner, None)
     tools = {t.name: t for t in server.tools()}
@@ -306,7 +306,7 @@ def test_the_composition_verifies_on_the_parents_examples_and_runs_as_the_truste
     target = kavi_home.root / str(promo.skill_path)
     target.chmod(0o644)
     target.write_text(target.read_text().replace('"steps.1.count"', '"steps.0.addresses"'))
-    from kavi_assets.runtime.errors import TrustError
+    from kavi.runtime.errors import TrustError
 
     with pytest.raises(TrustError, match="hash mismatch"):
         runner.run("email_domain_report", {"text": "a@x.org"}, confirmed=False)
@@ -405,8 +405,8 @@ def test_an_escalation_triggers_only_for_repeated_failure_or_ambiguity(kavi_home
 def test_a_decomposed_parent_is_not_forged_again(kavi_home: KaviHome) -> None:
     """While its children forge, the parent takes no attempt of its own: neither `kavi forge` nor a packet step (the
     retry sensor, `dagster asset materialize`) starts one, and each says why in one line."""
+    from kavi.forge.pipeline import ProposalDecomposed, prepare_packet
     from kavi_assets.cli.main import app
-    from kavi_assets.forge.pipeline import ProposalDecomposed, prepare_packet
 
     ctx = _decomposed(kavi_home)
     builds_before = len(ctx.records.builds("email_domain_report"))

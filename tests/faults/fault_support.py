@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.home import KaviHome
-from kavi_assets.llm.client import LLMClient, LLMSettings
-from kavi_assets.proposals.model import parse_proposal
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.home import KaviHome
+from kavi.llm.client import LLMClient, LLMSettings
+from kavi.proposals.model import parse_proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 WORD_COUNT_SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import ProposalStatus, Verdict
-from kavi_assets.proposals.model import parse_proposal
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.proposals.model import parse_proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 WORD_COUNT_V1 = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
@@ -40,7 +40,7 @@ def no_llm() -> Any:
 
 
 def ctx_for(home: KaviHome, **settings: Any) -> ForgeContext:
-    from kavi_assets.forge.context import ForgeSettings
+    from kavi.forge.context import ForgeSettings
 
     return ForgeContext.open(home, no_llm, ForgeSettings(**settings) if settings else None)
 

@@ -10,8 +10,8 @@ from typing import Any
 from faults_support import WORD_COUNT_V1, ctx_for, kavi, trust_version, verified_candidate, word_count_spec
 from typer.testing import CliRunner
 
+from kavi.home import KaviHome
 from kavi_assets.cli.main import app
-from kavi_assets.home import KaviHome
 
 runner = CliRunner()
 
@@ -69,9 +69,9 @@ def test_two_concurrent_approvals_one_wins_and_the_other_is_told(kavi_home: Kavi
 
 _PROMOTE = textwrap.dedent("""
     import sys
-    from kavi_assets.forge.context import ForgeContext
-    from kavi_assets.forge.pipeline import PromotionRefused, approve, promote
-    from kavi_assets.home import KaviHome
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.pipeline import PromotionRefused, approve, promote
+    from kavi.home import KaviHome
 
     def no_llm():
         raise AssertionError

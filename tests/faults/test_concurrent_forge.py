@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from kavi.forge.context import ForgeContext
+from kavi.forge.locks import ProposalBusy, attempt_lock, is_free, lock_path
+from kavi.forge.pipeline import intake
+from kavi.home import KaviHome
+from kavi.proposals.model import load_proposal
 from kavi_assets.cli.main import app
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.locks import ProposalBusy, attempt_lock, is_free, lock_path
-from kavi_assets.forge.pipeline import intake
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals.model import load_proposal
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "proposals"
@@ -32,8 +32,8 @@ KAVI = Path(sys.executable).with_name("kavi")
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from kavi_assets.forge.locks import attempt_lock
-    from kavi_assets.home import KaviHome
+    from kavi.forge.locks import attempt_lock
+    from kavi.home import KaviHome
     with attempt_lock(KaviHome(Path(sys.argv[1])), sys.argv[2], run_id=sys.argv[3]):
         print("held", flush=True)
         time.sleep(120)
@@ -140,8 +140,8 @@ def test_two_forges_of_one_proposal_at_once_make_consecutive_attempts(tmp_path: 
         assert not out["errors"], out
     assert sorted(o["attempt"] for o in outs) == [1, 2]
 
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
 
     records = ForgeRecords(Ledger(tmp_path / "home" / "ledger.duckdb"))
     builds = records.builds("word_count")

@@ -12,12 +12,12 @@ import yaml
 from fault_support import completion, stub_client, word_count_proposal
 from typer.testing import CliRunner
 
+from kavi.config import ConfigError, validate_config
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext
+from kavi.home import KaviHome
+from kavi.lifecycle import FailureKind
 from kavi_assets.cli.main import app
-from kavi_assets.config import ConfigError, validate_config
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import FailureKind
 
 runner = CliRunner()
 
@@ -115,7 +115,7 @@ def test_full_disk_in_a_step_is_one_clear_line(
     kavi_home: KaviHome, tmp_path: Path, proposal_data: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _propose(tmp_path, proposal_data)
-    from kavi_assets.ledger.artifacts import ArtifactStore
+    from kavi.ledger.artifacts import ArtifactStore
 
     def full(self: ArtifactStore, data: bytes, kind: str) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -132,13 +132,13 @@ def test_full_disk_outside_a_run_is_one_clear_line(
 ) -> None:
     f = tmp_path / "p.yaml"
     f.write_text(yaml.safe_dump(proposal_data))
-    from kavi_assets.ledger.artifacts import ArtifactStore
+    from kavi.ledger.artifacts import ArtifactStore
 
     def full(self: ArtifactStore, data: bytes, kind: str) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(ArtifactStore, "put", full)
-    monkeypatch.setattr("kavi_assets.home.KaviHome.ensure", lambda self: (_ for _ in ()).throw(
+    monkeypatch.setattr("kavi.home.KaviHome.ensure", lambda self: (_ for _ in ()).throw(
         OSError(errno.ENOSPC, "No space left on device", str(self.root))))
     res = runner.invoke(app, ["propose", str(f)])
     assert res.exit_code == 2, res.output
@@ -191,9 +191,9 @@ def test_missing_gate_tool_is_one_line_saying_what_to_do(
 ) -> None:
     from fault_support import MODEL, files_answer
 
-    import kavi_assets.gates.tools as tools
-    from kavi_assets.sandbox.runner import SandboxResult
-    from kavi_assets.sandbox.warm import run_warm as real
+    import kavi.gates.tools as tools
+    from kavi.sandbox.runner import SandboxResult
+    from kavi.sandbox.warm import run_warm as real
 
     def run(argv: list[str], **kwargs: Any) -> SandboxResult:
         if "ruff" in Path(argv[0]).name or argv[1:3] == ["-m", "ruff"]:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.sandbox import jail
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.home import KaviHome
+from kavi.proposals.model import parse_proposal
+from kavi.sandbox import jail
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers" / "word_count" / "1"
 

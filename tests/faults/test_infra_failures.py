@@ -23,15 +23,15 @@ from fault_support import (
     word_count_proposal,
 )
 
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.gates.types import GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import FailureKind, ProposalStatus, Verdict
-from kavi_assets.llm.client import LLMError, LLMErrorKind, retry_after_s
-from kavi_assets.llm.prompts import PromptTooLarge
-from kavi_assets.research.classifier import AttemptFailure, classify
-from kavi_assets.sandbox.runner import SandboxResult
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext
+from kavi.gates.types import GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
+from kavi.llm.client import LLMError, LLMErrorKind, retry_after_s
+from kavi.llm.prompts import PromptTooLarge
+from kavi.research.classifier import AttemptFailure, classify
+from kavi.sandbox.runner import SandboxResult
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from sensors.retry import retry_failed_attempts
@@ -98,8 +98,8 @@ def _outcomes(ctx: ForgeContext) -> list[dict[str, Any]]:
 
 def _missing_ruff(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The gate tool `fault["tool"]` (ruff, or mypy) is gone: exit 127 from the launcher. "" ends the fault."""
-    import kavi_assets.gates.tools as tools
-    from kavi_assets.sandbox.warm import run_warm as real
+    import kavi.gates.tools as tools
+    from kavi.sandbox.warm import run_warm as real
     fault = {"tool": "ruff"}
 
     def run(argv: list[str], **kwargs: Any) -> SandboxResult:
@@ -168,7 +168,7 @@ def test_full_disk_in_the_forges_own_build_writes_is_infrastructure(
     stub_ctx: ForgeContext, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stub_endpoint.script(files_answer())
-    import kavi_assets.forge.pipeline as pl
+    import kavi.forge.pipeline as pl
 
     def full(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -184,7 +184,7 @@ def test_file_size_limit_in_the_gates_own_copies_is_infrastructure(
     stub_ctx: ForgeContext, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stub_endpoint.script(files_answer())
-    import kavi_assets.gates.runner as gr
+    import kavi.gates.runner as gr
 
     def too_big(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.EFBIG, "File too large")
@@ -314,7 +314,7 @@ def test_sdk_retries_stay_off_so_one_layer_retries(stub_endpoint: Any) -> None:
 def test_sdk_clients_of_one_process_share_one_http_client(stub_endpoint: Any) -> None:
     """Building the SDK's HTTP client loads the TLS trust store: a process builds one (the run host, before it
     forks), and every SDK client of the process (one per endpoint, key and timeout) sends through it."""
-    from kavi_assets.llm.client import http_client
+    from kavi.llm.client import http_client
 
     stub_endpoint.script(completion("one"), completion("two"))
     short, long = stub_client(stub_endpoint, timeout_s=7.0), stub_client(stub_endpoint, timeout_s=11.0)

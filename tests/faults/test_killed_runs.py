@@ -22,16 +22,16 @@ import yaml
 from dagster._core.test_utils import create_run_for_test
 from typer.testing import CliRunner
 
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext
+from kavi.forge.owner import ProcessOwner, process_start
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.lifecycle import ProposalStatus
+from kavi.proposals.model import load_proposal
 from kavi_assets.cli.dagster_env import dagster_yaml, ensure_dagster_home
 from kavi_assets.cli.main import app
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.owner import ProcessOwner, process_start
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.lifecycle import ProposalStatus
-from kavi_assets.proposals.model import load_proposal
 from resources.home import SkillsHomeResource
 from sensors.sweep import stale_run_sweep, sweep
 
@@ -142,12 +142,12 @@ def test_an_abandoned_attempt_is_closed_without_charging_the_model(kavi_home: Ka
 
 
 def test_an_attempt_whose_lock_is_held_is_not_abandoned(kavi_home: KaviHome, instance: dg.DagsterInstance) -> None:
-    from kavi_assets.forge.locks import attempt_lock
+    from kavi.forge.locks import attempt_lock
 
     ctx, build_id = _open_attempt(kavi_home, "run-alive", built=False)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from kavi_assets.forge.locks import attempt_lock\nfrom kavi_assets.home import KaviHome\n"
+         "from kavi.forge.locks import attempt_lock\nfrom kavi.home import KaviHome\n"
          "with attempt_lock(KaviHome(Path(sys.argv[1])), 'word_count', run_id='run-alive'):\n"
          "    print('held', flush=True); time.sleep(60)\n", str(kavi_home.root)],
         stdout=subprocess.PIPE, text=True)

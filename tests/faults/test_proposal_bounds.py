@@ -15,10 +15,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kavi_assets.cli.main import app
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals import bounds
-from kavi_assets.proposals.model import (
+from kavi.home import KaviHome
+from kavi.proposals import bounds
+from kavi.proposals.model import (
     MAX_EXAMPLES,
     MAX_FIELDS,
     ProposalError,
@@ -26,6 +25,7 @@ from kavi_assets.proposals.model import (
     parse_proposal,
     parse_proposal_text,
 )
+from kavi_assets.cli.main import app
 
 runner = CliRunner()
 
@@ -54,8 +54,8 @@ ALIAS_BOMB = textwrap.dedent("""\
 
 def _ledger_untouched(home: KaviHome) -> None:
     if home.ledger_path.exists():
-        from kavi_assets.ledger.records import ForgeRecords
-        from kavi_assets.ledger.store import Ledger
+        from kavi.ledger.records import ForgeRecords
+        from kavi.ledger.store import Ledger
 
         assert ForgeRecords(Ledger(home.ledger_path)).list_status() == []
     assert not [p for p in home.artifacts_dir.rglob("*") if p.is_file()]
@@ -84,7 +84,7 @@ def test_alias_bomb_refused_fast_under_an_address_space_limit(tmp_path: Path) ->
         import resource, sys, time
         limit = 4 * 1024 ** 3
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        from kavi_assets.proposals.model import ProposalError, load_proposal
+        from kavi.proposals.model import ProposalError, load_proposal
         from pathlib import Path
         t0 = time.monotonic()
         try:
@@ -263,7 +263,7 @@ def test_field_count_bound(proposal_data: dict[str, Any]) -> None:
 
 
 def test_total_examples_size_bound(proposal_data: dict[str, Any]) -> None:
-    from kavi_assets.proposals.model import MAX_EXAMPLES_CHARS
+    from kavi.proposals.model import MAX_EXAMPLES_CHARS
 
     big = "word " * 8000
     proposal_data["holdout_examples"] = [{"input": {"text": big}, "expected": {"count": 8000}}
@@ -300,7 +300,7 @@ def test_build_prompt_bound_refused_at_propose(kavi_home: KaviHome, tmp_path: Pa
 
 
 def test_render_refuses_an_oversized_spec_before_any_model_call(proposal_data: dict[str, Any]) -> None:
-    from kavi_assets.llm.prompts import PromptTooLarge, render_build_messages
+    from kavi.llm.prompts import PromptTooLarge, render_build_messages
 
     prop = parse_proposal(proposal_data)
     ok = render_build_messages(prop.builder_view(), attempt=1, skill_name=prop.name, class_name=prop.class_name,
@@ -312,7 +312,7 @@ def test_render_refuses_an_oversized_spec_before_any_model_call(proposal_data: d
 
 
 def test_a_long_hint_and_failures_never_push_the_prompt_over(proposal_data: dict[str, Any]) -> None:
-    from kavi_assets.llm.prompts import render_build_messages
+    from kavi.llm.prompts import render_build_messages
 
     prop = parse_proposal(proposal_data)
     failures = [{"attempt": i, "failure_kind": "VERIFY_TYPE", "facts": {"error": "e" * 5000}} for i in range(20)]
@@ -333,7 +333,7 @@ def test_parse_proposal_text_is_bounded_too(proposal_data: dict[str, Any]) -> No
 
 def test_intake_sensor_uses_the_bounded_loader() -> None:
     import sensors.intake as intake
-    from kavi_assets.proposals import model
+    from kavi.proposals import model
 
     assert intake.load_proposal is model.load_proposal
 

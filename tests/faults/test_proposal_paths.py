@@ -16,12 +16,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kavi.gates.acceptance import _cases, _job
+from kavi.gates.acceptance_runner import run_job
+from kavi.home import KaviHome
+from kavi.proposals.model import Example, Proposal, ProposalError, parse_proposal
+from kavi.proposals.paths import MAX_VAULT_PATH_CHARS, check_vault_relpath, resolve_inside
 from kavi_assets.cli.main import app
-from kavi_assets.gates.acceptance import _cases, _job
-from kavi_assets.gates.acceptance_runner import run_job
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals.model import Example, Proposal, ProposalError, parse_proposal
-from kavi_assets.proposals.paths import MAX_VAULT_PATH_CHARS, check_vault_relpath, resolve_inside
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 runner = CliRunner()
@@ -52,8 +52,8 @@ BAD_PATHS = [
 def _ledger_untouched(home: KaviHome) -> None:
     """Nothing recorded: no proposal rows and no stored artifacts."""
     if home.ledger_path.exists():
-        from kavi_assets.ledger.records import ForgeRecords
-        from kavi_assets.ledger.store import Ledger
+        from kavi.ledger.records import ForgeRecords
+        from kavi.ledger.store import Ledger
 
         assert ForgeRecords(Ledger(home.ledger_path)).list_status() == []
     assert not [p for p in home.artifacts_dir.rglob("*") if p.is_file()]
@@ -183,7 +183,7 @@ def test_acceptance_runner_refuses_escaping_paths_of_an_unvalidated_proposal(
 
 
 def test_acceptance_runner_refuses_a_symlinked_vault_component(tmp_path: Path) -> None:
-    from kavi_assets.gates.acceptance_runner import write_vault_files
+    from kavi.gates.acceptance_runner import write_vault_files
 
     root = tmp_path / "vault"
     root.mkdir()

@@ -16,13 +16,13 @@ from fault_support import (
     word_count_proposal,
 )
 
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.gates.types import GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import Verdict
-from kavi_assets.llm.client import LLMError
-from kavi_assets.redact import REDACTED, Redactor
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext
+from kavi.gates.types import GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import Verdict
+from kavi.llm.client import LLMError
+from kavi.redact import REDACTED, Redactor
 
 FAKE_KEY = "sk-proj-" + "Zq8" * 10
 HOLDOUT = "zebra quokka narwhal"  # the holdout input of word_count_proposal()

@@ -10,10 +10,10 @@ import pytest
 from faults_support import trust_version
 from typer.testing import CliRunner
 
+from kavi.home import KaviHome
+from kavi.proposals import bounds
+from kavi.runtime.records import EXCERPT_CHARS, MAX_KEPT_JSON_CHARS, ExecutionLog, to_json
 from kavi_assets.cli.main import app
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals import bounds
-from kavi_assets.runtime.records import EXCERPT_CHARS, MAX_KEPT_JSON_CHARS, ExecutionLog, to_json
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 runner = CliRunner()
@@ -175,8 +175,8 @@ def test_replay_of_an_unkept_input_is_refused(trusted_home: KaviHome, tmp_path: 
 
 
 def test_a_chain_passes_a_huge_output_on_whole(trusted_home: KaviHome) -> None:
+    from kavi.runtime.chain import ChainSpec, run_chain
     from kavi_assets.cli.runtime_cmd import _runner
-    from kavi_assets.runtime.chain import ChainSpec, run_chain
 
     run, _, _ = _runner(trusted_home)
     text = "w " * MAX_KEPT_JSON_CHARS

@@ -8,8 +8,8 @@ from typing import Any
 from faults_support import WORD_COUNT_V1, WORD_COUNT_V2, ctx_for, trust_version, word_count_spec
 from typer.testing import CliRunner
 
+from kavi.home import KaviHome
 from kavi_assets.cli.main import app
-from kavi_assets.home import KaviHome
 
 runner = CliRunner()
 

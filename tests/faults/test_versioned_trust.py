@@ -21,10 +21,10 @@ from faults_support import (
 )
 from typer.testing import CliRunner
 
+from kavi.forge.pipeline import promote
+from kavi.home import KaviHome
+from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app
-from kavi_assets.forge.pipeline import promote
-from kavi_assets.home import KaviHome
-from kavi_assets.skills.base import SideEffectClass
 
 runner = CliRunner()
 
@@ -147,8 +147,8 @@ def test_a_schema_5_home_migrates_its_trusted_skills_to_version_1(tmp_path: Path
 
     import duckdb
 
-    from kavi_assets.ledger.records import GENESIS_HASH, promotion_hash
-    from kavi_assets.ledger.schema import MIGRATIONS
+    from kavi.ledger.records import GENESIS_HASH, promotion_hash
+    from kavi.ledger.schema import MIGRATIONS
 
     home = KaviHome(tmp_path / "home").ensure()
     monkeypatch.setenv("KAVI_HOME", str(home.root))

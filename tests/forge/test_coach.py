@@ -11,31 +11,31 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kavi_assets.cli.main import app
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.ceremony import (
+from kavi.forge import pipeline
+from kavi.forge.ceremony import (
     STRICT_EXTRA_ATTEMPTS,
     CeremonyChangeRefused,
     CeremonyLevel,
     ceremony_for,
     ceremony_plan,
 )
-from kavi_assets.forge.coach import (
+from kavi.forge.coach import (
     MAX_FINDINGS,
     BadCoachAnswer,
     coach_choice,
     parse_coach_answer,
     render_coach_messages,
 )
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.forge.levels import proposal_ceremony, set_level
-from kavi_assets.gates.types import GATE_COACH, GATE_COVERAGE, GATE_PYTEST, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.coach_records import review_summary, reviews
-from kavi_assets.lifecycle import FailureKind, Verdict
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.routing.complexity import attempt_budget
-from kavi_assets.skills.base import SideEffectClass
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.levels import proposal_ceremony, set_level
+from kavi.gates.types import GATE_COACH, GATE_COVERAGE, GATE_PYTEST, GateResult
+from kavi.home import KaviHome
+from kavi.ledger.coach_records import review_summary, reviews
+from kavi.lifecycle import FailureKind, Verdict
+from kavi.proposals.model import parse_proposal
+from kavi.routing.complexity import attempt_budget
+from kavi.skills.base import SideEffectClass
+from kavi_assets.cli.main import app
 from resources.llm import LLMResource
 
 SPEC: dict[str, Any] = {
@@ -242,7 +242,7 @@ def test_a_coach_that_cannot_answer_is_the_coachs_failure_not_the_builders(
 def test_coach_outcomes_never_move_the_builders_posteriors(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, [{"attempt": 1, "raw": CHANGES}, {"attempt": "*", "raw": APPROVE}]))
     _forge(ctx)
-    from kavi_assets.routing.task_type import task_type
+    from kavi.routing.task_type import task_type
 
     ttype = task_type(SideEffectClass.READ_ONLY, ceremony_for(parse_proposal(SPEC)).score)
     before = (ctx.records.outcome_counts(ttype), ctx.records.outcome_summary())

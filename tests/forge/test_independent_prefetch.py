@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
-from kavi_assets.forge import independent, pipeline
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.home import KaviHome
-from kavi_assets.llm.client import Completion, LLMClient, LLMError, LLMErrorKind
-from kavi_assets.proposals.model import parse_proposal
+from kavi.forge import independent, pipeline
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.home import KaviHome
+from kavi.llm.client import Completion, LLMClient, LLMError, LLMErrorKind
+from kavi.proposals.model import parse_proposal
 from resources.llm import LLMResource
 from tests.forge.test_nversion import ALL_LEVELS, HONEST, SPEC, TWO, _cassettes
 

@@ -10,17 +10,17 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kavi.config import ConfigError, config_problems
+from kavi.forge import pipeline
+from kavi.forge.ceremony import CeremonyLevel, ceremony_for, evidence_decision, parse_levels, scale_of
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.holdouts import HoldoutError, add_holdout, counterexample_input, counterexamples
+from kavi.forge.independent import NO_SECOND_MODEL, choose_model, obtain_independent
+from kavi.gates.types import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
+from kavi.home import KaviHome
+from kavi.lifecycle import Verdict
+from kavi.proposals.model import load_proposal, parse_proposal
 from kavi_assets.cli.main import app
-from kavi_assets.config import ConfigError, config_problems
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.ceremony import CeremonyLevel, ceremony_for, evidence_decision, parse_levels, scale_of
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.forge.holdouts import HoldoutError, add_holdout, counterexample_input, counterexamples
-from kavi_assets.forge.independent import NO_SECOND_MODEL, choose_model, obtain_independent
-from kavi_assets.gates.types import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import Verdict
-from kavi_assets.proposals.model import load_proposal, parse_proposal
 from resources.gates import GateRunnerResource
 from resources.llm import LLMResource
 
@@ -310,9 +310,9 @@ def test_ceremony_levels_and_their_setting() -> None:
 
 def test_shipped_independent_answers_pass_the_policy_of_their_proposal() -> None:
     """Each recorded independent answer is usable evidence: one file, its skill's path, within its class."""
-    from kavi_assets.gates.static import policy_gate
-    from kavi_assets.llm.answer import parse_independent_answer
-    from kavi_assets.llm.recorded import default_cassette_dir, load_cassettes
+    from kavi.gates.static import policy_gate
+    from kavi.llm.answer import parse_independent_answer
+    from kavi.llm.recorded import default_cassette_dir, load_cassettes
 
     index = load_cassettes(default_cassette_dir())
     found = 0

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.forge import pipeline
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import FailureKind, ProposalStatus
-from kavi_assets.proposals.model import load_proposal
-from kavi_assets.routing.thompson import NoModelAvailable
+from kavi.forge import pipeline
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.home import KaviHome
+from kavi.lifecycle import FailureKind, ProposalStatus
+from kavi.proposals.model import load_proposal
+from kavi.routing.thompson import NoModelAvailable
 from resources.llm import LLMResource
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"

@@ -4,15 +4,15 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.forge.pipeline import PromotionRefused, approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.artifacts import sha256_bytes
-from kavi_assets.lifecycle import ProposalStatus, Verdict
-from kavi_assets.promotion.registry import registry_drift, write_registry
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.skills.base import SideEffectClass
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.pipeline import PromotionRefused, approve, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.ledger.artifacts import sha256_bytes
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.promotion.registry import registry_drift, write_registry
+from kavi.proposals.model import parse_proposal
+from kavi.skills.base import SideEffectClass
 
 SOURCE = b"# a verified skill\n"
 

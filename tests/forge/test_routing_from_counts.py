@@ -5,10 +5,10 @@ import random
 
 import pytest
 
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.routing.posteriors import Outcome, compute_posteriors, prior_params
-from kavi_assets.routing.thompson import choose_from_params, choose_model
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.routing.posteriors import Outcome, compute_posteriors, prior_params
+from kavi.routing.thompson import choose_from_params, choose_model
 
 MODELS = ["coder-a", "coder-b", "coder-c"]
 TYPES = ["READ_ONLY/simple", "READ_ONLY/complex", "NETWORK/simple"]

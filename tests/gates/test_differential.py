@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from kavi_assets.gates.acceptance import run_cases
-from kavi_assets.gates.differential import EvidenceConfig, output_problem
-from kavi_assets.gates.infra import infrastructure_cause
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.gates.types import GATE_DIFFERENTIAL, GateResult
-from kavi_assets.lifecycle import FailureKind, Verdict
-from kavi_assets.proposals.model import Proposal
-from kavi_assets.research.classifier import AttemptFailure, classify
-from kavi_assets.sandbox.runner import Limits
+from kavi.gates.acceptance import run_cases
+from kavi.gates.differential import EvidenceConfig, output_problem
+from kavi.gates.infra import infrastructure_cause
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.gates.types import GATE_DIFFERENTIAL, GateResult
+from kavi.lifecycle import FailureKind, Verdict
+from kavi.proposals.model import Proposal
+from kavi.research.classifier import AttemptFailure, classify
+from kavi.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "examples" / "answers"

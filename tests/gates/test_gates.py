@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.gates.types import GateResult
-from kavi_assets.proposals.model import Proposal, parse_proposal
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.gates.types import GateResult
+from kavi.proposals.model import Proposal, parse_proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()

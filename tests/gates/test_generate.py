@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.gates.generate import canonical, generated_cases, parse_type
-from kavi_assets.proposals.model import Proposal, parse_proposal
+from kavi.gates.generate import canonical, generated_cases, parse_type
+from kavi.proposals.model import Proposal, parse_proposal
 
 ALL_TYPES: dict[str, Any] = {
     "name": "mixed_fields",

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kavi_assets.gates import runner
-from kavi_assets.gates.differential import EvidenceConfig, evidence_seed
-from kavi_assets.gates.runner import GateConfig, prepare_generated_inputs, run_gates
-from kavi_assets.proposals.model import Proposal
+from kavi.gates import runner
+from kavi.gates.differential import EvidenceConfig, evidence_seed
+from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
+from kavi.proposals.model import Proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_bytes()
@@ -84,8 +84,8 @@ def test_a_verification_uses_the_prepared_inputs(tmp_path: Path, word_count: Pro
 def test_a_fresh_mypy_cache_is_warmed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from kavi_assets.gates import tools
-    from kavi_assets.sandbox.runner import Limits
+    from kavi.gates import tools
+    from kavi.sandbox.runner import Limits
 
     limits = Limits(wall_s=120)
     cache_root = tmp_path / "cache"

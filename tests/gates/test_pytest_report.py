@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from kavi_assets.gates import testing
-from kavi_assets.gates.runner import GateConfig, run_gates
-from kavi_assets.gates.types import GateResult
-from kavi_assets.proposals.model import Proposal, parse_proposal
+from kavi.gates import testing
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.gates.types import GateResult
+from kavi.proposals.model import Proposal, parse_proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
@@ -147,7 +147,7 @@ def test_no_verdict_file_is_left_in_the_work_directory(tmp_path: Path, proposal:
 def test_the_same_attack_fails_on_the_warm_runner_path(tmp_path: Path, proposal: Proposal,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Where bubblewrap is missing the job forks from the warm runner: the plugin reports the same way."""
-    from kavi_assets.sandbox import jail
+    from kavi.sandbox import jail
 
     monkeypatch.setattr(jail, "probe", lambda: "switched off for this test")
     res = _run(tmp_path, proposal, PLANT + FAILING)
@@ -191,7 +191,7 @@ def _line(nonce: str, body: object) -> str:
 
 
 def test_parse_report_takes_the_last_line_with_the_nonce() -> None:
-    from kavi_assets.gates.testing import parse_report
+    from kavi.gates.testing import parse_report
 
     passing = {**GOOD, "failed": [], "counts": {**GOOD["counts"], "failed": 0, "failing_tests": 0}}  # type: ignore[dict-item]
     stdout = "\n".join(["..F", _line(NONCE, GOOD), _line("0" * 32, passing), "1 failed, 1 passed"])
@@ -213,7 +213,7 @@ def test_parse_report_takes_the_last_line_with_the_nonce() -> None:
     {**GOOD, "coverage": None},
 ])
 def test_parse_report_refuses_a_garbled_line(body: object) -> None:
-    from kavi_assets.gates.testing import parse_report
+    from kavi.gates.testing import parse_report
 
     line = f"KAVI-PYTEST-RESULT:{NONCE}:{body}" if isinstance(body, str) else _line(NONCE, body)
     assert parse_report(line, NONCE) is None

@@ -11,11 +11,11 @@ from typing import Any
 
 import yaml
 
-from kavi_assets.gates.acceptance_runner import RESULT_PREFIX
+from kavi.gates.acceptance_runner import RESULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 # main() as `python -m` runs it, then what the interpreter holds, on stderr (the runner sends stdout elsewhere).
-PROBE = ("import json, sys; from kavi_assets.gates import acceptance_runner as r; r.main(); "
+PROBE = ("import json, sys; from kavi.gates import acceptance_runner as r; r.main(); "
          "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
          "('httpx', 'click', 'rich', 'pygments'))), file=sys.stderr)")
 
@@ -76,8 +76,8 @@ def test_the_contract_modules_came_before_the_tests() -> None:
 
 
 def test_the_pytest_gate_imports_the_skill_contract_before_coverage_starts(tmp_path: Path) -> None:
-    from kavi_assets.gates.testing import pytest_and_coverage
-    from kavi_assets.sandbox.runner import Limits
+    from kavi.gates.testing import pytest_and_coverage
+    from kavi.sandbox.runner import Limits
 
     answer = ROOT / "examples" / "answers" / "word_count" / "1"
     tests = PRELOAD_PROBE + "\n\n" + (answer / "test.py").read_text()
@@ -94,7 +94,7 @@ def test_the_pytest_gate_imports_the_skill_contract_before_coverage_starts(tmp_p
 def test_sandboxed_jobs_load_no_pydantic_plugins(tmp_path: Path) -> None:
     """pydantic looks for plugins in every installed distribution's entry points when the first model is built
     (a few ms per job, and third-party code in the job's process): a gate job needs none."""
-    from kavi_assets.sandbox.runner import Limits, run_sandboxed
+    from kavi.sandbox.runner import Limits, run_sandboxed
 
     code = ("import os, pydantic; from pydantic.plugin import _loader; "
             "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), list(_loader.get_plugins()))")

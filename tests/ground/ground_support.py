@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kavi_assets.forge.context import ForgeContext, ForgeSettings
-from kavi_assets.forge.pipeline import BUILD_OK, VerifyOutcome, approve, promote, verify
-from kavi_assets.home import KaviHome
-from kavi_assets.proposals.model import parse_proposal
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.pipeline import BUILD_OK, VerifyOutcome, approve, promote, verify
+from kavi.home import KaviHome
+from kavi.proposals.model import parse_proposal
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 WORD_COUNT = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
@@ -80,8 +80,8 @@ def trust(home: KaviHome, approver: str = "ada", **kw: Any) -> VerifyOutcome:
 def trust_recorded(home: KaviHome, approver: str = "ada", coach: bool = False, **kw: Any) -> str:
     """A trusted version whose gate verdicts are recorded without running the gates (fast): for the tests of what a
     promotion records, not of the gates. With `coach`, a coach gate's verdict is among them."""
-    from kavi_assets.gates.types import DETERMINISTIC_GATES, GATE_COACH, GateResult
-    from kavi_assets.lifecycle import ProposalStatus, Verdict
+    from kavi.gates.types import DETERMINISTIC_GATES, GATE_COACH, GateResult
+    from kavi.lifecycle import ProposalStatus, Verdict
 
     build_id = built(home, **kw)
     ctx = ctx_for(home)

@@ -13,11 +13,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ground_support import ctx_for, trust_recorded
 from typer.testing import CliRunner
 
-from kavi_assets.cli.main import app
-from kavi_assets.forge.provenance import check_attestations, find_attestation
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.artifacts import ArtifactStore
-from kavi_assets.promotion.attestation import (
+from kavi.forge.provenance import check_attestations, find_attestation
+from kavi.home import KaviHome
+from kavi.ledger.artifacts import ArtifactStore
+from kavi.promotion.attestation import (
     AttestationError,
     home_public_key,
     key_dir,
@@ -26,6 +25,7 @@ from kavi_assets.promotion.attestation import (
     verify_envelope,
     verify_export,
 )
+from kavi_assets.cli.main import app
 
 runner = CliRunner()
 

@@ -9,11 +9,11 @@ import pytest
 from ground_support import built, ctx_for, trust_recorded
 from typer.testing import CliRunner
 
+from kavi.forge.economics import economics, parse_prices
+from kavi.home import KaviHome
+from kavi.ledger.ground import GroundRecords
+from kavi.ledger.records import IndependentRow
 from kavi_assets.cli.main import app
-from kavi_assets.forge.economics import economics, parse_prices
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.ground import GroundRecords
-from kavi_assets.ledger.records import IndependentRow
 
 runner = CliRunner()
 PRICES = "builder-m=3/15,indep-m=1/2"  # USD per million prompt/completion tokens
@@ -91,7 +91,7 @@ def test_prices_are_validated(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("KAVI_PRICES", "m=oops")
     res = _kavi(["economics"])
     assert res.exit_code == 2 and "KAVI_PRICES" in res.output
-    from kavi_assets.config import config_problems
+    from kavi.config import config_problems
 
     assert any("KAVI_PRICES" in p for p in config_problems())
 
@@ -103,7 +103,7 @@ class _AdviceClient:
         self.fail = fail
 
     def complete(self, messages: Any, **kw: Any) -> Any:
-        from kavi_assets.llm.client import Completion, LLMError, LLMErrorKind
+        from kavi.llm.client import Completion, LLMError, LLMErrorKind
 
         if self.fail:
             raise LLMError(LLMErrorKind.UNAVAILABLE, "down", kw["model"])
@@ -112,9 +112,9 @@ class _AdviceClient:
 
 @pytest.mark.parametrize("fail", [False, True])
 def test_research_advice_calls_are_recorded_for_the_forge_cost(kavi_home: KaviHome, fail: bool) -> None:
-    from kavi_assets.forge.context import ForgeContext, ForgeSettings
-    from kavi_assets.forge.pipeline import _advice
-    from kavi_assets.lifecycle import FailureKind
+    from kavi.forge.context import ForgeContext, ForgeSettings
+    from kavi.forge.pipeline import _advice
+    from kavi.lifecycle import FailureKind
 
     build_id = built(kavi_home)
     client: Any = _AdviceClient(fail)

@@ -10,6 +10,10 @@ from dagster._core.definitions.data_version import StaleStatus
 from dagster._utils.test.data_versions import get_stale_status_resolver
 from ground_support import REFUSE_RE, trust_recorded
 
+from kavi.home import KaviHome
+from kavi.ledger.ground import GroundRecords
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 from kavi_assets.assets.ground import (
     JUDGING_FINGERPRINT_KEY,
     REVERIFICATION_KEY,
@@ -18,10 +22,6 @@ from kavi_assets.assets.ground import (
     reverification,
     skill_economics,
 )
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.ground import GroundRecords
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from sensors.ground import ground_moved

@@ -11,11 +11,11 @@ import pytest
 from ground_support import REFUSE_RE, ctx_for, trust
 from typer.testing import CliRunner
 
+from kavi.forge.fingerprint import current_fingerprint, judge_settings
+from kavi.forge.reverify import stale_versions
+from kavi.home import KaviHome
+from kavi.ledger.ground import GroundRecords
 from kavi_assets.cli.main import app
-from kavi_assets.forge.fingerprint import current_fingerprint, judge_settings
-from kavi_assets.forge.reverify import stale_versions
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.ground import GroundRecords
 
 runner = CliRunner()
 
@@ -122,7 +122,7 @@ def test_reverify_refuses_bad_arguments(home: KaviHome) -> None:
 
 def test_suspect_policy_setting_is_checked(home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAVI_SUSPECT_POLICY", "sometimes")
-    from kavi_assets.config import config_problems
+    from kavi.config import config_problems
 
     assert any("KAVI_SUSPECT_POLICY" in p for p in config_problems())
 
@@ -138,9 +138,9 @@ def test_fingerprint_names_what_changed(home: KaviHome, tmp_path: Path) -> None:
 
 def test_the_judging_settings_match_the_forges(home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
     """The start-up check reads the settings without importing the forge; they must be those the forge judges by."""
-    from kavi_assets.forge import fingerprint
-    from kavi_assets.forge.ceremony import DEFAULT_EVIDENCE_LEVELS
-    from kavi_assets.policy import policy
+    from kavi.forge import fingerprint
+    from kavi.forge.ceremony import DEFAULT_EVIDENCE_LEVELS
+    from kavi.policy import policy
     from resources.gates import GateRunnerResource
 
     assert fingerprint.DEFAULT_POLICY == policy.DEFAULT_POLICY and fingerprint.CAPABILITY_MAP == policy.CAPABILITY_MAP

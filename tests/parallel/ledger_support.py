@@ -11,8 +11,8 @@ from typing import Any
 WRITER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from kavi_assets.ledger.records import ForgeRecords
-    from kavi_assets.ledger.store import Ledger, lock_stats
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger, lock_stats
     rec = ForgeRecords(Ledger(Path(sys.argv[1])))
     me, n = int(sys.argv[2]), int(sys.argv[3])
     for i in range(n):

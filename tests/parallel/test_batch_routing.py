@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.forge.batch import ROUTING_AS_OF_TAG, routing_as_of
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
+from kavi.forge.batch import ROUTING_AS_OF_TAG, routing_as_of
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 
 
 def _outcome(rec: ForgeRecords, i: int, success: bool) -> None:

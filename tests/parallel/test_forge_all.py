@@ -10,10 +10,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from kavi.config import ConfigError
+from kavi.home import KaviHome
 from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
-from kavi_assets.config import ConfigError
-from kavi_assets.home import KaviHome
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
 NAMES = ["create_daily_note", "extract_emails", "parse_duration", "read_notes_by_tag", "slugify_title", "word_count"]
@@ -88,7 +88,7 @@ def test_forge_usage_errors(tmp_path: Path) -> None:
 @pytest.mark.daemon
 def test_four_concurrent_runs_match_a_sequential_forge(tmp_path: Path) -> None:
     # The sequential reference is the same batch one run at a time: a batch routes on the outcomes recorded before
-    # it (kavi_assets/forge/batch.py), where `kavi forge NAME` after `kavi forge OTHER` routes on OTHER's outcome too.
+    # it (kavi/forge/batch.py), where `kavi forge NAME` after `kavi forge OTHER` routes on OTHER's outcome too.
     seq, par = _env(tmp_path / "seq"), _env(tmp_path / "par")
     _propose(seq)
     proc = _kavi(["forge", "--all", "--concurrency", "1", "--json"], seq)
@@ -158,8 +158,8 @@ def test_a_batch_nobody_dequeues_is_reported_and_cancelled(kavi_home: object, tm
 
 
 def test_a_batch_naming_an_unknown_proposal_starts_nothing(kavi_home: KaviHome, tmp_path: Path) -> None:
+    from kavi.ledger.records import LedgerRecordError
     from kavi_assets.cli.parallel import QueuedForge, QueueSettings, forge_queued
-    from kavi_assets.ledger.records import LedgerRecordError
 
     env = _env(tmp_path)
     proc = _kavi(["propose", str(EXAMPLES / "word_count.yaml")], env)

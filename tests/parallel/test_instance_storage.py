@@ -10,8 +10,8 @@ import dagster as dg
 import pytest
 import yaml
 
+from kavi.home import KaviHome
 from kavi_assets.cli.dagster_env import _OLDER, configure_queue, dagster_yaml, ensure_dagster_home
-from kavi_assets.home import KaviHome
 from kavi_assets.launcher.storage import Engines, KaviEventLogStorage, KaviRunStorage, KaviSqliteStorage
 
 

@@ -20,7 +20,7 @@ from dagster._core.launcher.base import WorkerStatus
 from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
 from dagster._core.storage.dagster_run import DagsterRun
 
-from kavi_assets.forge.owner import ProcessOwner
+from kavi.forge.owner import ProcessOwner
 from kavi_assets.launcher import PreforkRunLauncher, prefork
 from kavi_assets.launcher.host import code_stamp, forge_modules
 
@@ -132,8 +132,8 @@ def test_the_host_preloads_the_forge_forks_workers_and_restarts_on_new_code(
     host = launcher._running_host()
     assert host.alive and host.stamp == code_stamp()
     # What a forge run imports is in memory before the first fork.
-    assert not set(host.failed) & {"kavi_assets.forge.pipeline", "kavi_assets.queue_definitions"}, host.failed
-    assert "kavi_assets.forge.pipeline" in set(forge_modules())
+    assert not set(host.failed) & {"kavi.forge.pipeline", "kavi_assets.queue_definitions"}, host.failed
+    assert "kavi.forge.pipeline" in set(forge_modules())
     # A request the run worker cannot make sense of still gets its own process, which fails on its own.
     pid = host.fork("{not a run}")
     assert pid > 0 and pid != host.proc.pid

@@ -1,4 +1,4 @@
-"""Issue 13, item 1: the ledger's writes funnelled through one writer (kavi_assets/ledger/host.py). While a host
+"""Issue 13, item 1: the ledger's writes funnelled through one writer (kavi/ledger/host.py). While a host
 serves the file, every process's unit of work goes through it — one transaction at a time, rolled back whole when it
 fails or its process dies — and no process meets DuckDB's file lock."""
 
@@ -18,10 +18,10 @@ import duckdb
 import pytest
 from ledger_support import run_writers
 
-from kavi_assets.ledger import host as ledger_host_module
-from kavi_assets.ledger.host import decode, encode, find_host, host_file, ledger_host
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import SCHEMA_VERSION, Ledger, LedgerLockedError
+from kavi.ledger import host as ledger_host_module
+from kavi.ledger.host import decode, encode, find_host, host_file, ledger_host
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import SCHEMA_VERSION, Ledger, LedgerLockedError
 
 
 def test_values_cross_the_socket_with_their_types() -> None:
@@ -58,7 +58,7 @@ def test_a_host_serves_every_unit_of_work_and_leaves_the_file_whole(tmp_path: Pa
             assert con.execute("SELECT k FROM t WHERE k > 5").fetchone() is None
         # Another process reads through the host instead of meeting the lock.
         out = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                              "from kavi_assets.ledger.store import Ledger\n"
+                              "from kavi.ledger.store import Ledger\n"
                               "with Ledger(Path(sys.argv[1]), lock_timeout_s=5).connect() as con:\n"
                               "    print(con.execute('SELECT count(*) FROM t').fetchone()[0])", str(path)],
                              capture_output=True, text=True, timeout=60, check=False)
@@ -79,7 +79,7 @@ def test_a_client_that_dies_mid_unit_leaves_nothing(tmp_path: Path) -> None:
         led = Ledger(path)
         with led.connect() as con:
             con.execute("CREATE TABLE t (k INTEGER)")
-        code = ("import os, sys; from pathlib import Path; from kavi_assets.ledger.store import Ledger\n"
+        code = ("import os, sys; from pathlib import Path; from kavi.ledger.store import Ledger\n"
                 "ctx = Ledger(Path(sys.argv[1])).connect(); con = ctx.__enter__()\n"
                 "con.execute('INSERT INTO t VALUES (1)')\n"
                 "os._exit(9)")

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from ledger_support import run_writers
 
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 
 
 @pytest.mark.slow  # eight Python processes: ~10 s idle, 40 s on a loaded machine

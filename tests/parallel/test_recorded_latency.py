@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.config import RECORDED_LATENCY_ENV as LATENCY_ENV
-from kavi_assets.config import ConfigError, validate_config
-from kavi_assets.config import recorded_latency_s as fixed_latency_s
-from kavi_assets.llm.recorded import RecordedModelServer
+from kavi.config import RECORDED_LATENCY_ENV as LATENCY_ENV
+from kavi.config import ConfigError, validate_config
+from kavi.config import recorded_latency_s as fixed_latency_s
+from kavi.llm.recorded import RecordedModelServer
 
 CASSETTE = """\
 skill: latency_probe
@@ -65,7 +65,7 @@ def test_parallel_requests_overlap_with_uncapped_latency(tmp_path: Path, monkeyp
 
 
 def test_cassette_folder_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kavi_assets.llm.recorded import CASSETTES_ENV, CassetteError, default_cassette_dir
+    from kavi.llm.recorded import CASSETTES_ENV, CassetteError, default_cassette_dir
 
     packaged = default_cassette_dir()
     monkeypatch.setenv(CASSETTES_ENV, str(tmp_path))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from kavi.config import RECORDED_LATENCY_ENV, ConfigError
+from kavi.llm.recorded import CASSETTES_ENV, SHARED_URL_ENV, RecordedModelServer
 from kavi_assets.cli import parallel
-from kavi_assets.config import RECORDED_LATENCY_ENV, ConfigError
-from kavi_assets.llm.recorded import CASSETTES_ENV, SHARED_URL_ENV, RecordedModelServer
 from resources import llm as llm_resource
 from resources.llm import LLMResource
 from tests.parallel.test_recorded_latency import CASSETTE, _ask

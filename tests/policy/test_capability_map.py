@@ -1,4 +1,4 @@
-"""The capability map (kavi_assets/policy/capability_map.yaml): every standard-library module decided, each with a
+"""The capability map (kavi/policy/capability_map.yaml): every standard-library module decided, each with a
 reason and, when refused, the allowed way; the import list agrees with it; it is policy data (digest, tightening)."""
 
 import importlib
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kavi_assets.policy.policy import CAPABILITY_MAP, PolicyError, default_policy, load_policy, policy_digest
+from kavi.policy.policy import CAPABILITY_MAP, PolicyError, default_policy, load_policy, policy_digest
 
 POLICY = default_policy()
 STDLIB = sorted(sys.stdlib_module_names)

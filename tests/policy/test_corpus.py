@@ -21,12 +21,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kavi.gates.types import Violation
+from kavi.policy.invariants import check_invariants
+from kavi.policy.policy import Policy, PolicyError, load_policy
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app
-from kavi_assets.gates.types import Violation
-from kavi_assets.policy.invariants import check_invariants
-from kavi_assets.policy.policy import Policy, PolicyError, load_policy
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 HOSTILE = sorted((CORPUS / "hostile").glob("*.py"))

@@ -3,8 +3,8 @@ method only for the class that may use it."""
 
 import pytest
 
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 from tests.policy.test_imports import skill
 
 

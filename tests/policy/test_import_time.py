@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from kavi_assets.gates.types import Violation
-from kavi_assets.policy.families import import_time
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
-from kavi_assets.skills.loading import exec_skill_module
+from kavi.gates.types import Violation
+from kavi.policy.families import import_time
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
+from kavi.skills.loading import exec_skill_module
 
 HEADER = '''\
 import collections

@@ -5,10 +5,10 @@ import textwrap
 
 import pytest
 
-from kavi_assets.gates.types import Violation
-from kavi_assets.policy.policy import default_policy
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.gates.types import Violation
+from kavi.policy.policy import default_policy
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 
 POLICY = default_policy()
 MIXED = sorted(name for name, e in POLICY.modules.items() if e.verdict == "mixed")

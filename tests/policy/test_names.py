@@ -3,8 +3,8 @@ read attributes by name, and writes into shared objects."""
 
 import pytest
 
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 from tests.policy.test_imports import skill
 
 

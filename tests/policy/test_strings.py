@@ -1,8 +1,8 @@
 """The strings family: names bound to constant strings, str.format templates and class patterns that read
 attributes by name."""
 
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 from tests.policy.test_imports import skill
 
 

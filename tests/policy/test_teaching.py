@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from kavi.gates.static import policy_gate
+from kavi.llm.prompts import _failure_text
+from kavi.policy.capabilities import attribute_refusal
+from kavi.policy.policy import default_policy
+from kavi.policy.scanner import scan_source
+from kavi.proposals.model import parse_proposal
+from kavi.research.classifier import AttemptFailure, classify
+from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app
-from kavi_assets.gates.static import policy_gate
-from kavi_assets.llm.prompts import _failure_text
-from kavi_assets.policy.capabilities import attribute_refusal
-from kavi_assets.policy.policy import default_policy
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.proposals.model import parse_proposal
-from kavi_assets.research.classifier import AttemptFailure, classify
-from kavi_assets.skills.base import SideEffectClass
 from tests.policy.test_corpus import HOSTILE, load
 
 runner = CliRunner()

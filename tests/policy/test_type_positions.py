@@ -1,8 +1,8 @@
 """The type-positions family: what pydantic and typing evaluate as code must be a plain type expression — while a
 subscript that is a lookup (an enum member by name) is not a type position."""
 
-from kavi_assets.policy.scanner import scan_source
-from kavi_assets.skills.base import SideEffectClass
+from kavi.policy.scanner import scan_source
+from kavi.skills.base import SideEffectClass
 from tests.policy.test_imports import skill
 
 

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from kavi_assets.routing.beta import beta_ppf, betainc
-from kavi_assets.routing.posteriors import Outcome, compute_posteriors, prior_params
+from kavi.routing.beta import beta_ppf, betainc
+from kavi.routing.posteriors import Outcome, compute_posteriors, prior_params
 
 
 @pytest.mark.parametrize("q", [0.025, 0.5, 0.975])

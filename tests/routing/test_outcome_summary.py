@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.routing.posteriors import Outcome, OutcomeCounts, compute_posteriors, posteriors_from_counts
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.routing.posteriors import Outcome, OutcomeCounts, compute_posteriors, posteriors_from_counts
 
 
 def test_sums_in_sql_give_the_same_posteriors_as_every_row(tmp_path: Path) -> None:

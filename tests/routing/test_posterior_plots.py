@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from urllib.parse import unquote
 
-from kavi_assets.routing.posteriors import (
+from kavi.routing.posteriors import (
     UI_INLINE_MARKDOWN,
     OutcomeCounts,
     plot_posteriors,

@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.routing.posteriors import Outcome, Posterior, compute_posteriors
-from kavi_assets.routing.thompson import (
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.routing.posteriors import Outcome, Posterior, compute_posteriors
+from kavi.routing.thompson import (
     NoModelAvailable,
     choose_model,
     config_fingerprint,

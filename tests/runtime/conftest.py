@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from runtime_skills import SOURCES, Registry
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.executor import SkillRunner
-from kavi_assets.runtime.handles import FixtureHttp
-from kavi_assets.runtime.records import ExecutionLog
-from kavi_assets.runtime.trust import TrustLoader
+from kavi.home import KaviHome
+from kavi.runtime.executor import SkillRunner
+from kavi.runtime.handles import FixtureHttp
+from kavi.runtime.records import ExecutionLog
+from kavi.runtime.trust import TrustLoader
 
 
 @pytest.fixture

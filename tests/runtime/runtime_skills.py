@@ -3,9 +3,9 @@
 import hashlib
 import textwrap
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.trust import TrustedSkill
-from kavi_assets.skills.base import SideEffectClass
+from kavi.home import KaviHome
+from kavi.runtime.trust import TrustedSkill
+from kavi.skills.base import SideEffectClass
 
 HEADER = """
 from pydantic import BaseModel

@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 import pytest
 from runtime_skills import install_source
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.executor import SkillRunner
-from kavi_assets.runtime.handles import EndpointModel, ModelHandleError, model_from_env
-from kavi_assets.runtime.records import ExecutionLog
-from kavi_assets.runtime.trust import TrustedSkill
-from kavi_assets.skills.base import SideEffectClass
+from kavi.home import KaviHome
+from kavi.runtime.executor import SkillRunner
+from kavi.runtime.handles import EndpointModel, ModelHandleError, model_from_env
+from kavi.runtime.records import ExecutionLog
+from kavi.runtime.trust import TrustedSkill
+from kavi.skills.base import SideEffectClass
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 

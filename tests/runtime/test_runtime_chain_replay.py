@@ -6,12 +6,12 @@ import pytest
 from pydantic import ValidationError
 from runtime_skills import ECHO, Registry
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.chain import ChainSpec, ChainStep, resolve_path, run_chain
-from kavi_assets.runtime.errors import ChainMappingError, ConfirmationRequired, ReplayRefused, SkillNotTrusted
-from kavi_assets.runtime.executor import SkillRunner
-from kavi_assets.runtime.records import RecordNotFound
-from kavi_assets.runtime.replay import replay
+from kavi.home import KaviHome
+from kavi.runtime.chain import ChainSpec, ChainStep, resolve_path, run_chain
+from kavi.runtime.errors import ChainMappingError, ConfirmationRequired, ReplayRefused, SkillNotTrusted
+from kavi.runtime.executor import SkillRunner
+from kavi.runtime.records import RecordNotFound
+from kavi.runtime.replay import replay
 
 
 @pytest.fixture

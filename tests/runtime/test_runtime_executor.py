@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 from runtime_skills import ECHO, Registry
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.executor import ConfirmationRequired, SkillNotTrusted, SkillRunner, list_skills
-from kavi_assets.runtime.records import ExecutionLog
-from kavi_assets.runtime.trust import TrustError, TrustLoader
+from kavi.home import KaviHome
+from kavi.runtime.executor import ConfirmationRequired, SkillNotTrusted, SkillRunner, list_skills
+from kavi.runtime.records import ExecutionLog
+from kavi.runtime.trust import TrustError, TrustLoader
 
 
 def test_successful_run_is_recorded(runner: SkillRunner, registry: Registry) -> None:

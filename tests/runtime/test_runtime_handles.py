@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kavi_assets.runtime.handles import (
+from kavi.runtime.handles import (
     DeclaredSecrets,
     FixtureHttp,
     HttpClient,
@@ -21,7 +21,7 @@ from kavi_assets.runtime.handles import (
     context_for,
     glob_to_regex,
 )
-from kavi_assets.skills.base import SideEffectClass
+from kavi.skills.base import SideEffectClass
 
 
 @pytest.fixture

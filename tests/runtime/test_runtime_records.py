@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from kavi_assets.runtime.records import (
+from kavi.runtime.records import (
     AmbiguousPrefix,
     ExecutionLog,
     ExecutionRecord,
@@ -15,7 +15,7 @@ from kavi_assets.runtime.records import (
     RecordNotFound,
     utc_now_iso,
 )
-from kavi_assets.skills.base import SideEffectClass
+from kavi.skills.base import SideEffectClass
 
 
 def _record(execution_id: str | None = None, **overrides: object) -> ExecutionRecord:

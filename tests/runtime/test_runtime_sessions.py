@@ -6,11 +6,11 @@ import pytest
 from rich.console import Console
 from runtime_skills import Registry
 
-from kavi_assets.runtime.chain import ChainSpec, run_chain
-from kavi_assets.runtime.executor import SkillRunner
-from kavi_assets.runtime.records import AmbiguousPrefix
-from kavi_assets.runtime.replay import replay
-from kavi_assets.runtime.sessions import (
+from kavi.runtime.chain import ChainSpec, run_chain
+from kavi.runtime.executor import SkillRunner
+from kavi.runtime.records import AmbiguousPrefix
+from kavi.runtime.replay import replay
+from kavi.runtime.sessions import (
     SessionNotFound,
     format_duration,
     records_to_json,

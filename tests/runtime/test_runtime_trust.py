@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from runtime_skills import ECHO, install_source
 
-from kavi_assets.home import KaviHome
-from kavi_assets.runtime.trust import (
+from kavi.home import KaviHome
+from kavi.runtime.trust import (
     SkillLoadError,
     TrustedSkill,
     TrustError,
@@ -18,7 +18,7 @@ from kavi_assets.runtime.trust import (
     load_trusted,
     skill_module_name,
 )
-from kavi_assets.skills.base import BaseSkill, SideEffectClass
+from kavi.skills.base import BaseSkill, SideEffectClass
 
 
 def _tamper_source(marker: Path) -> str:

@@ -1,4 +1,4 @@
-"""Gate slots (kavi_assets/sandbox/slots.py): at most N builds of a machine run their gates at once, a killed holder
+"""Gate slots (kavi/sandbox/slots.py): at most N builds of a machine run their gates at once, a killed holder
 frees its slot, waiters are served in turn, and a folder someone else controls is never used."""
 
 import logging
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.config import ConfigError, config_problems
-from kavi_assets.sandbox.slots import GATE_SLOTS_ENV, gate_slot, gate_slots_setting, usable_cpus
+from kavi.config import ConfigError, config_problems
+from kavi.sandbox.slots import GATE_SLOTS_ENV, gate_slot, gate_slots_setting, usable_cpus
 
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from kavi_assets.sandbox.slots import gate_slot
+    from kavi.sandbox.slots import gate_slot
     folder, count, name = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     with gate_slot(count, folder) as waited:
         print(f"{name} got {time.time():.6f}", flush=True)
@@ -165,7 +165,7 @@ def test_a_folder_this_user_does_not_control_is_not_used(tmp_path: Path, kind: s
     else:
         folder.mkdir()
         folder.chmod(0o777)
-    with caplog.at_level(logging.WARNING, logger="kavi_assets.sandbox.slots"), \
+    with caplog.at_level(logging.WARNING, logger="kavi.sandbox.slots"), \
             gate_slot(1, folder) as waited, gate_slot(1, folder):
         assert waited == 0.0
     assert "no limit" in caplog.text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.sandbox.runner import Limits, netns_prefix, pids_cgroup_available, run_sandboxed
+from kavi.sandbox.runner import Limits, netns_prefix, pids_cgroup_available, run_sandboxed
 
 
 def _py(code: str, tmp_path: Path, **limits: object) -> object:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.sandbox import jail
-from kavi_assets.sandbox.runner import Limits, SandboxResult, netns_prefix, pids_cgroup_available
-from kavi_assets.sandbox.warm import WarmRunner, run_warm, warm_runner
+from kavi.sandbox import jail
+from kavi.sandbox.runner import Limits, SandboxResult, netns_prefix, pids_cgroup_available
+from kavi.sandbox.warm import WarmRunner, run_warm, warm_runner
 
 
 @pytest.fixture(autouse=True)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 
 @pytest.fixture()
 def lake_home(lake_cluster: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KaviHome]:
     """A skills home whose ledger is a fresh DuckLake (its own catalog database, data under the home)."""
-    from kavi_assets.ledger.lake import close_lakes
+    from kavi.ledger.lake import close_lakes
     from tests.lake_support import new_lake
 
     home = KaviHome(tmp_path / "home").ensure()

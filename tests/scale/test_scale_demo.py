@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from kavi.scale.services import missing_binaries
 from kavi_assets.cli.demo_cmd import examples_dir
-from kavi_assets.scale.services import missing_binaries
 from tests.lake_support import lake_skip_reason
 
 pytestmark = pytest.mark.scale

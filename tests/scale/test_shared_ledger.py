@@ -10,11 +10,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.artifacts import ArtifactStore
-from kavi_assets.ledger.records import ForgeRecords, LedgerConflictError
-from kavi_assets.ledger.store import Ledger, LedgerCommitConflict
-from kavi_assets.proposals.model import parse_proposal
+from kavi.home import KaviHome
+from kavi.ledger.artifacts import ArtifactStore
+from kavi.ledger.records import ForgeRecords, LedgerConflictError
+from kavi.ledger.store import Ledger, LedgerCommitConflict
+from kavi.proposals.model import parse_proposal
 
 pytestmark = pytest.mark.scale
 
@@ -196,7 +196,7 @@ def test_flushed_rows_live_on_the_shared_path_and_read_the_same(lake_home: KaviH
 def test_a_unit_waiting_too_long_for_the_funnel_is_the_usual_locked_error(lake_home: KaviHome) -> None:
     import psycopg2
 
-    from kavi_assets.ledger.store import LedgerLockedError
+    from kavi.ledger.store import LedgerLockedError
 
     led = Ledger(lake_home.ledger_path, lock_timeout_s=0.5)
     led.migrate()

@@ -7,12 +7,12 @@ from typing import Any
 
 import yaml
 
-from kavi_assets.forge.context import ForgeContext
-from kavi_assets.forge.pipeline import approve, promote
-from kavi_assets.gates.types import ALL_GATES, GateResult
-from kavi_assets.home import KaviHome
-from kavi_assets.lifecycle import ProposalStatus, Verdict
-from kavi_assets.proposals.model import parse_proposal
+from kavi.forge.context import ForgeContext
+from kavi.forge.pipeline import approve, promote
+from kavi.gates.types import ALL_GATES, GateResult
+from kavi.home import KaviHome
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.proposals.model import parse_proposal
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "examples" / "answers"

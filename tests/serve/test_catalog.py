@@ -8,12 +8,12 @@ import pytest
 from serve_support import example_source, example_spec, trust, trust_example
 from typer.testing import CliRunner
 
+from kavi.home import KaviHome
+from kavi.serve.catalog import SEARCH_TOOL, ServePolicy, tool_ref
+from kavi.serve.server import BindRefused, SkillToolServer, caller_of, check_bind
+from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app
 from kavi_assets.cli.runtime_cmd import _runner
-from kavi_assets.home import KaviHome
-from kavi_assets.serve.catalog import SEARCH_TOOL, ServePolicy, tool_ref
-from kavi_assets.serve.server import BindRefused, SkillToolServer, caller_of, check_bind
-from kavi_assets.skills.base import SideEffectClass
 
 ALL = ServePolicy(frozenset(SideEffectClass))
 
@@ -166,7 +166,7 @@ def test_search_skills_tool_names_the_tool_to_call(kavi_home: KaviHome) -> None:
 
 def test_field_types_become_json_schema_for_agents() -> None:
     """A trusted artifact without a pydantic model (a composition) is described from the FieldSpec grammar."""
-    from kavi_assets.proposals.values import fields_json_schema, type_json_schema
+    from kavi.proposals.values import fields_json_schema, type_json_schema
 
     assert type_json_schema("str") == {"type": "string"}
     assert type_json_schema("list[int]") == {"type": "array", "items": {"type": "integer"}}

@@ -15,7 +15,7 @@ from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from serve_support import trust_example
 
-from kavi_assets.home import KaviHome
+from kavi.home import KaviHome
 
 
 def _free_port() -> int:

@@ -13,10 +13,10 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from serve_support import example_source, example_spec, trust, trust_example
 
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.executions import ingest_execution_log
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
+from kavi.home import KaviHome
+from kavi.ledger.executions import ingest_execution_log
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
 
 CLIENT = types.Implementation(name="pytest-agent", version="1.2")
 

@@ -15,13 +15,13 @@ import yaml
 from serve_support import example_spec, trust_example
 from typer.testing import CliRunner
 
+from kavi.config import ConfigError
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.search.embeddings import EmbeddingError, parse_embeddings
+from kavi.search.index import MAX_QUERY_CHARS, SearchConfig, SearchError, open_index
 from kavi_assets.cli.main import app
-from kavi_assets.config import ConfigError
-from kavi_assets.home import KaviHome
-from kavi_assets.ledger.records import ForgeRecords
-from kavi_assets.ledger.store import Ledger
-from kavi_assets.search.embeddings import EmbeddingError, parse_embeddings
-from kavi_assets.search.index import MAX_QUERY_CHARS, SearchConfig, SearchError, open_index
 
 SHIPPED = ("word_count", "slugify_title", "extract_emails", "parse_duration", "write_note", "http_get_json")
 # Fewer for the tests that need only a few: trusting costs a ledger write per step.
@@ -109,8 +109,8 @@ def _write(tmp: Path, spec: dict[str, object]) -> Path:
 
 def test_close_skill_check_refuses_above_the_threshold_and_force_passes(few: KaviHome,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from kavi.proposals.model import parse_proposal
     from kavi_assets.cli.serve_cmd import check_close_skills
-    from kavi_assets.proposals.model import parse_proposal
 
     copy = parse_proposal({**example_spec("word_count"), "name": "count_words_again"})
     with pytest.raises(typer.Exit) as refused:
@@ -168,7 +168,7 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
 
 
 def test_search_config_is_checked() -> None:
-    from kavi_assets.config import config_problems
+    from kavi.config import config_problems
 
     assert SearchConfig.from_env({}).mode == "bm25"
     assert any("KAVI_SEARCH_DUPLICATE_SCORE" in p for p in config_problems({"KAVI_SEARCH_DUPLICATE_SCORE": "7"}))

@@ -1,0 +1,57 @@
+"""Everything a forge step needs, assembled once per run from configuration (no Dagster types)."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kavi.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
+from kavi.home import KaviHome
+from kavi.ledger.artifacts import ArtifactStore
+from kavi.ledger.records import ForgeRecords
+from kavi.ledger.store import Ledger
+from kavi.llm.client import LLMClient
+from kavi.skills.base import SideEffectClass
+
+
+@dataclass(frozen=True)
+class ForgeSettings:
+    gate_wall_s: float = 90.0
+    coverage_min: float = 80.0
+    policy_path: Path | None = None
+    # Auto-approval is off unless the user names the low-risk classes it may cover.
+    auto_approve: tuple[SideEffectClass, ...] = ()
+    prior_weight: float = 2.0
+    model_costs: dict[str, float] = field(default_factory=dict)
+    # Optional model advice on research notes: bounded prompt, enforced timeout; off unless asked for.
+    research_advice: bool = False
+    advice_timeout_s: float = 20.0
+    # The ceremony levels (low, standard, strict) at which the generated-input evidence runs after the deterministic
+    # gates: oracle-free checks and the comparison with an independent implementation by a second model.
+    evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
+    evidence_max_cases: int = EVIDENCE_MAX_CASES
+    evidence_time_budget_s: float = EVIDENCE_BUDGET_S
+    # How many builds of this machine run their gates at once (kavi/sandbox/slots.py); None: KAVI_GATE_SLOTS,
+    # else the CPUs; 0: no limit.
+    gate_slots: int | None = None
+
+
+@dataclass
+class ForgeContext:
+    home: KaviHome
+    records: ForgeRecords
+    store: ArtifactStore
+    llm_factory: Callable[[], LLMClient]
+    settings: ForgeSettings = field(default_factory=ForgeSettings)
+
+    @classmethod
+    def open(
+        cls,
+        home: KaviHome,
+        llm_factory: Callable[[], LLMClient],
+        settings: ForgeSettings | None = None,
+        lock_timeout_s: float = 60.0,
+    ) -> "ForgeContext":
+        home.ensure()
+        ledger = Ledger(home.ledger_path, lock_timeout_s=lock_timeout_s)
+        return cls(home, ForgeRecords(ledger), ArtifactStore(home.artifacts_dir), llm_factory,
+                   settings or ForgeSettings())

@@ -1,0 +1,271 @@
+"""Runs inside the gate sandbox, from the installed package (mounted read-only): calls the built skill on the
+proposal's example inputs and reports what it returned. It never sees an expected output: the forge compares
+outside the sandbox, so nothing here — and nothing the skill does — can fake a verdict.
+
+The job arrives on stdin (a pipe the forge writes; no file holds it): the skill's name, the relative path and
+SHA-256 of its file, its side-effect class and declared secrets, and the cases — each an id, an input and its
+fixtures (vault files, HTTP responses, secrets). The skill is loaded exactly as `kavi run` loads it
+(`kavi.skills.loading`) and gets the same handle classes: a `Vault`, an `HttpClient` (whose transport
+serves the fixtures instead of the network) and `DeclaredSecrets`.
+
+Each case's result goes to stdout as soon as it is known, on a line of its own prefixed with RESULT_PREFIX and
+the job's nonce, and a last such line says the job is done: when a later case hangs or kills the process, the
+results before it still reach the forge. With `must_run` and `budget_s`, the cases after the first `must_run`
+share a time budget: none starts once it is spent, and one still running when it runs out is interrupted (where
+the skill's code lets a signal through), reported, and ends the job.
+"""
+
+import contextlib
+import hashlib
+import json
+import linecache
+import os
+import re
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+RESULT_PREFIX = "KAVI-ACCEPTANCE-RESULT:"
+MAX_OUTPUT_CHARS = 200_000
+
+
+def _import_httpx() -> None:
+    """httpx, for a NETWORK skill only, and without its command line client: `httpx/__init__` imports the client
+    (click, rich, pygments: more start-up CPU than the rest of a job) in a `try/except ImportError`, and a None
+    entry in `sys.modules` makes that import fail at once. The entry is removed again afterwards."""
+    if "httpx" in sys.modules:
+        return
+    blocked = "httpx._main" not in sys.modules
+    if blocked:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx  # noqa: F401
+    finally:
+        if blocked and sys.modules.get("httpx._main", 0) is None:
+            del sys.modules["httpx._main"]
+
+
+def _fixture_transport(responses: dict[str, Any]) -> Any:
+    """An httpx transport answering GETs from the fixtures by normalised URL; anything else is a 404."""
+    _import_httpx()
+    import httpx
+
+    from kavi.runtime.handles import normalize_url
+
+    table = {normalize_url(url): value for url, value in responses.items()}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        key = normalize_url(str(request.url))
+        if request.method != "GET" or key not in table:
+            return httpx.Response(404, text=f"no fixture response for {request.method} {key}")
+        value = table[key]
+        if isinstance(value, str):
+            return httpx.Response(200, text=value)
+        return httpx.Response(200, json=value)
+
+    return httpx.MockTransport(handler)
+
+
+def _read_skill(rel: str, sha256: str) -> bytes:
+    fd = os.open(rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError("the skill file is not the one the forge verified (hash mismatch)")
+    return data
+
+
+def _load(job: dict[str, Any]) -> Any:
+    from kavi.skills.loading import exec_skill_module, skill_classes
+
+    data = _read_skill(str(job["skill_file"]), str(job["sha256"]))
+    module = exec_skill_module(str(job["skill_name"]), data, str(job["sha256"]))
+    classes = skill_classes(module)
+    if len(classes) != 1:
+        raise TypeError(f"expected one BaseSkill subclass, found {len(classes)}")
+    return classes[0]
+
+
+def write_vault_files(vault_root: Path, files: dict[str, str]) -> None:
+    """Write an example's fixture files, each checked again here: a path that is absolute, climbs out or goes
+    through a link is refused (ValueError) even if the proposal reached the runner without validation."""
+    from kavi.proposals.paths import check_vault_relpaths, resolve_inside
+
+    check_vault_relpaths(files)
+    for rel, content in files.items():
+        target = resolve_inside(vault_root, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        resolve_inside(vault_root, rel)  # again, now that the directories exist
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(content)
+
+
+def _context(job: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any:
+    from kavi.runtime.handles import HttpClient, context_for
+    from kavi.skills.base import SideEffectClass
+
+    write_vault_files(vault_root, {str(k): str(v) for k, v in (case.get("vault_files") or {}).items()})
+    side = SideEffectClass(job["side_effect_class"])
+    http = HttpClient(transport=_fixture_transport(case.get("http_responses") or {})) \
+        if side is SideEffectClass.NETWORK else None
+    return context_for(side, vault_root=vault_root, declared_secrets=list(job.get("declared_secrets") or []),
+                       environ=dict(case.get("secrets") or {}), http=http, llm=None)
+
+
+class OverBudget(BaseException):
+    """Raised into a case still running when the time budget of the cases after `must_run` runs out. A
+    BaseException, so a skill's `except Exception` does not swallow it."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block with OverBudget after `seconds` (main thread only: signals reach no other)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def fire(_signum: int, _frame: object) -> None:
+        raise OverBudget
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_RAISE = re.compile(r"\s*raise\b")
+
+
+def _error_kind(err: BaseException, skill_file: str) -> str:
+    """How the forge may read an exception on an input nobody vouched for: "rejected" when the skill declared the
+    input outside its domain — a ValueError (which pydantic's validation errors are), any exception its own code
+    raised deliberately with a `raise` statement (a `KeyError("no such path")` is a refusal), or the world's
+    answer through a handle (a missing vault file, an HTTP error, an undeclared secret); "raised" for the rest,
+    an exception an operation of the skill ran into (ZeroDivisionError, IndexError, KeyError, RecursionError...),
+    which is a bug the input exposed."""
+    from kavi.runtime.handles import HttpHandleError, ModelHandleError, SecretsError
+
+    if isinstance(err, ValueError | OSError | HttpHandleError | SecretsError | ModelHandleError):
+        return "rejected"
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    deliberate = (tb is not None and tb.tb_frame.f_code.co_filename == skill_file
+                  and _RAISE.match(linecache.getline(skill_file, tb.tb_lineno)) is not None)
+    return "rejected" if deliberate else "raised"
+
+
+def _run_case(cls: Any, job: dict[str, Any], case: dict[str, Any], entry: dict[str, Any]) -> None:
+    vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
+    try:
+        ctx = _context(job, case, vault_root)
+    except Exception as err:
+        entry.update(ran=False, error=f"vault_files: {err}" if isinstance(err, ValueError)
+                     else f"fixture refused: {type(err).__name__}: {err}", error_kind="fixture")
+        return
+    try:
+        out = cls(ctx).execute(cls.input_model.model_validate(case["input"]))
+        dumped = cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
+        text = json.dumps(dumped)
+        if len(text) > MAX_OUTPUT_CHARS:
+            entry.update(ran=False, error=f"output of {len(text)} characters exceeds {MAX_OUTPUT_CHARS}",
+                         error_kind="output")
+        else:
+            entry.update(ran=True, output=dumped)
+    except Exception as err:
+        entry.update(ran=False, error=f"{type(err).__name__}: {str(err)[:500]}",
+                     error_kind=_error_kind(err, cls.execute.__code__.co_filename))
+
+
+def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    cls = _load(job)
+    cases = list(job["cases"])
+    must_run = int(job.get("must_run", len(cases)))
+    budget = job.get("budget_s")
+    budget_start: float | None = None
+    results = []
+    for index, case in enumerate(cases):
+        remaining: float | None = None
+        if index >= must_run and isinstance(budget, int | float):
+            if budget_start is None:
+                budget_start = time.monotonic()
+            remaining = float(budget) - (time.monotonic() - budget_start)
+            if remaining <= 0:
+                break
+        entry: dict[str, Any] = {"id": case["id"]}
+        stop = False
+        started = time.monotonic()
+        try:
+            with _deadline(remaining):
+                _run_case(cls, job, case, entry)
+        except OverBudget:
+            entry.update(ran=False, error="stopped: the time budget was spent", error_kind="budget")
+            stop = True
+        entry["ms"] = round((time.monotonic() - started) * 1000, 3)  # how long it ran (the differential gate asks)
+        results.append(entry)
+        if emit is not None:
+            emit(entry)
+        if stop:
+            break
+    return {"results": results}
+
+
+def result_channel(nonce: str) -> Callable[[dict[str, Any]], None]:
+    """Where a runner in the sandbox writes its result lines (this one and composition_runner). Result lines go
+    straight to a copy of the stdout descriptor taken now: whatever the skill does to `sys.stdout` (or prints without
+    a newline) cannot reach a line the forge reads. And the skill's own output goes nowhere: it can neither flood the
+    captured output past the forge's capture limit (cutting off the result lines) nor interleave with them."""
+    marker = RESULT_PREFIX + nonce + ":"
+    sys.stdout.flush()
+    out_fd = os.dup(1)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        null = -1
+    if null >= 0:
+        os.dup2(null, 1)
+        os.close(null)
+
+    def line(payload: dict[str, Any]) -> None:
+        data = memoryview(("\n" + marker + json.dumps(payload) + "\n").encode())
+        while data:
+            data = data[os.write(out_fd, data):]
+
+    return line
+
+
+def main() -> None:
+    # The tools first: the forge may hold the job back until the builder's tests have finished. Not httpx: each
+    # job is a fresh interpreter, and only a NETWORK skill's fixtures need it (see _import_httpx).
+    import pydantic  # noqa: F401
+
+    import kavi.runtime.handles
+    import kavi.skills.base
+    import kavi.skills.loading  # noqa: F401
+
+    job = json.loads(sys.stdin.read())
+    # The nonce leaves the job before any skill code runs.
+    line = result_channel(str(job.pop("nonce", "")))
+    try:
+        out = run_job(job, emit=lambda entry: line({"result": entry}))
+        line({"done": len(out["results"])})
+    except Exception as err:
+        line({"load_error": f"{type(err).__name__}: {str(err)[:500]}"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,618 @@
+"""Inputs the proposal never showed: boundary values next to its examples, then Hypothesis draws from its input schema.
+
+The holdouts are few and written by a person; a wrong skill that passes them all still meets inputs nobody wrote
+down. This module derives more inputs from what the proposal declares, so the differential gate can run the
+candidate (and an independent implementation) on them. Everything here may be shown to the builder — generated
+inputs come back to it as counterexamples — so nothing is derived from the holdout examples: boundary values are
+built from the shown examples only, and an input equal to any example or holdout input is dropped (it is already
+judged by acceptance).
+
+Deterministic for a seed: Hypothesis runs with an explicit seed, no example database and no shrinking, and its
+text strategies use an explicit alphabet (the default one would cache Unicode tables in a `.hypothesis`
+directory): nothing is written to disk.
+"""
+
+import json
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kavi.proposals.model import Example, FieldSpec, Proposal
+from kavi.proposals.values import FieldType, parse_type
+
+GENERATION_TIME_CAP_S = 3.0
+# Boundary values take at most this share of max_cases, so the schema's draws always get room.
+BOUNDARY_SHARE = 0.5
+INT_CAP = 10**9
+MAX_STR_DRAW = 120
+MAX_LIST_DRAW = 12
+# Mostly what text looks like, plus the characters that break naive code: accents (precomposed and combining),
+# non-Latin scripts, an emoji, a non-breaking space, tabs and newlines.
+ALPHABET = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    " \t\n" + "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" + "éüßñøÅçЖж日本語😀\u0301\u00a0"
+)
+KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz_0123456789"
+_lock = threading.Lock()  # Hypothesis keeps per-process state while a test function runs: one generation at a time
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# --- what the builder is shown, gathered once ------------------------------------------------------------------------
+
+MAX_POSITIONS = 8  # elements of one list (keys of one object) whose values are varied one at a time
+MAX_DEPTH = 6  # nesting levels the boundary values and the shaped draws reach
+MAX_NEAR = 120  # boundary values kept for one value (the first ranks win)
+MAX_VOCABULARY = 48
+MAX_SHAPED_KEYS = 16  # keys of one object drawn afresh; the rest keep their shown values
+SHAPE_SHARE = 2 / 3  # of the Hypothesis draws, the share shaped like a shown example (the rest: the schema's)
+FALLBACK_ALPHABET = "abcAB "
+# A word the description quotes ('one', "GET", `utf-8`): specs often list the valid tokens that way.
+_QUOTED = re.compile(r"'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"|`([^`\s]{1,40})`")
+_SPACE = re.compile(r"(\s+)")
+
+
+@dataclass(frozen=True)
+class _Pools:
+    """Material for values the examples do not hold, taken only from what the builder is shown (the examples, the
+    description and the field descriptions; never a holdout): the strings the examples hold, the words in them and
+    the words the description quotes, and per field the characters of its strings and its numbers."""
+
+    strings: tuple[str, ...]
+    words: tuple[str, ...]
+    alphabets: dict[str, str]
+    numbers: dict[str, list[float]]
+    longest_str: dict[str, int]
+    most_words: dict[str, int]
+    separators: dict[str, str]
+
+
+def _leaves(value: Any, depth: int = 0) -> Iterator[Any]:
+    """The scalars in a JSON value (object keys excluded), outer ones first, bounded in depth."""
+    if isinstance(value, list):
+        if depth < MAX_DEPTH:
+            for v in value:
+                yield from _leaves(v, depth + 1)
+    elif isinstance(value, dict):
+        if depth < MAX_DEPTH:
+            for v in value.values():
+                yield from _leaves(v, depth + 1)
+    else:
+        yield value
+
+
+def _unique(items: Iterator[Any] | list[Any], limit: int) -> list[Any]:
+    out: list[Any] = []
+    seen: set[str] = set()
+    for x in items:
+        key = canonical(x)
+        if key not in seen:
+            seen.add(key)
+            out.append(x)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _pools(proposal: Proposal) -> _Pools:
+    strings: list[str] = []
+    by_field: dict[str, list[str]] = {s.name: [] for s in proposal.inputs}
+    numbers: dict[str, list[float]] = {s.name: [] for s in proposal.inputs}
+    for ex in proposal.examples:
+        for name, value in ex.input.items():
+            for leaf in _leaves(value):
+                if isinstance(leaf, str):
+                    strings.append(leaf)
+                    by_field.setdefault(name, []).append(leaf)
+                elif isinstance(leaf, int | float) and not isinstance(leaf, bool):
+                    numbers.setdefault(name, []).append(float(leaf))
+    texts = [proposal.description, *(s.description for s in proposal.inputs)]
+    quoted = [next(g for g in hit.groups() if g) for t in texts for hit in _QUOTED.finditer(t)]
+    words = _unique(iter([*(w for s in strings for w in s.split()), *quoted]), MAX_VOCABULARY)
+    every = "".join(dict.fromkeys("".join(strings)))
+    alphabets, longest, most, seps = {}, {}, {}, {}
+    for name, found in by_field.items():
+        alphabets[name] = "".join(dict.fromkeys("".join(found))) or every or FALLBACK_ALPHABET
+        longest[name] = max((len(x) for x in found), default=0)
+        most[name] = max((len(x.split()) for x in found), default=0)
+        gaps = [c for x in found for c in x if not c.isalnum()]
+        seps[name] = max(dict.fromkeys(gaps), key=gaps.count) if gaps else " "
+    return _Pools(tuple(_unique(iter(s for s in strings if s), 64)), tuple(words), alphabets, numbers, longest, most,
+                  seps)
+
+
+# --- boundary values: every leaf and every level of a shown example's value ----------------------------------------
+# Each value comes with a rank: the most telling change of every position first (zero in a number, the empty
+# string, the empty or one-element list), then the next... so that the first few boundary values already touch
+# every leaf of every example, however deep it sits.
+
+Ranked = list[tuple[int, Any]]
+
+
+def _ranked(values: list[Any]) -> Ranked:
+    return list(enumerate(values))
+
+
+def _int_near(value: Any) -> list[Any]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [0, value + 1, value - 1, -value, 1, -1]
+    return [0, 1, -1]
+
+
+def _float_near(value: Any) -> list[Any]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        v = float(value)
+        return [0.0, v + 1.0, v - 1.0, -v, v / 2, -1.0]
+    return [0.0, 1.0, -1.0]
+
+
+def _str_near(value: Any, pools: _Pools, siblings: list[Any]) -> list[Any]:
+    if not isinstance(value, str) or not value:
+        # Nothing to vary: what else the example and the other examples hold, then short plain text.
+        near = [x for x in siblings if isinstance(x, str) and x][:2] + list(pools.strings[:2])
+        return [*near, "a", "ab", " ", "aB c"]
+    s = value
+    out = ["", s.upper() if s.upper() != s else s.lower(), s[:1], s[:-1], s[1:], f"  {s}  ", s + s, s[::-1]]
+    parts = _SPACE.split(s)  # words and the whitespace between them
+    if len(parts) >= 3:
+        first, gap, second, tail = parts[0], parts[1], parts[2], "".join(parts[3:])
+        out += [first + second + tail,  # two words joined
+                second + gap + first + tail,  # two words swapped
+                "".join(parts[2:]),  # the first word dropped
+                first + gap + s]  # the first word repeated
+    out += [s.upper(), s.lower(), s.swapcase(), s.strip(), s + "\n", s.replace(" ", "  ")]
+    return out
+
+
+def _fill(kind: str, siblings: list[Any], pools: _Pools) -> list[Any]:
+    """Elements for an empty list: what its siblings hold first (a list next to a string is likely a list of
+    strings), then the simplest values of its declared kind."""
+    fitting = [x for x in siblings if x is not None and _fits(kind, x)]
+    return _unique(iter([*fitting[:3], *_simplest(kind, pools)]), 5)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if kind == "json":
+        return True
+    if kind == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    return {"str": isinstance(value, str), "int": isinstance(value, int),
+            "float": isinstance(value, int | float)}.get(kind, False)
+
+
+def _simplest(kind: str, pools: _Pools) -> list[Any]:
+    simplest: dict[str, list[Any]] = {"str": ["", "a"], "int": [0, 1], "float": [0.0, 1.0], "bool": [True, False]}
+    return simplest.get(kind, [0, "a"])  # json: a number and a (non-empty) string
+
+
+def _near(value: Any, kind: str, item: str | None, pools: _Pools, siblings: list[Any], depth: int = 0) -> Ranked:
+    """Ranked values next to `value` of a declared kind (`list`/`dict` with an `item` kind, a primitive, or `json`,
+    whose values are varied by what they are), varying every position at every level, bounded."""
+    if kind == "json":
+        if isinstance(value, list):
+            kind, item = "list", "json"
+        elif isinstance(value, dict):
+            kind, item = "dict", "json"
+        elif isinstance(value, bool):
+            kind = "bool"
+        elif isinstance(value, int):
+            kind = "int"
+        elif isinstance(value, float):
+            kind = "float"
+        elif isinstance(value, str):
+            kind = "str"
+        else:
+            return _ranked([0, "", [], {}])
+    if kind == "bool":
+        return _ranked([not value] if isinstance(value, bool) else [True, False])
+    if kind == "int":
+        return _ranked(_int_near(value))
+    if kind == "float":
+        return _ranked(_float_near(value))
+    if kind == "str":
+        return _ranked(_str_near(value, pools, siblings))
+    if kind == "list":
+        return _list_near(value, item or "json", pools, siblings, depth)
+    return _dict_near(value, item or "json", pools, siblings, depth)
+
+
+def _list_near(value: Any, item: str, pools: _Pools, siblings: list[Any], depth: int) -> Ranked:
+    if not isinstance(value, list):
+        return [(0, [])]
+    if not value:
+        fills = _fill(item, siblings, pools)
+        return [*((0, [x]) for x in fills), *((1, [x, x]) for x in fills[:2])]  # one element, then a repeated one
+    n = len(value)
+    out: Ranked = [(0, [])]
+    if n > 1:
+        out += [(0, value[:1]), (1, value[1:]), (1, value[::-1]), (2, value[:-1]),
+                (2, [value[1], value[0], *value[2:]])]
+    out += [(2, [value[0], *value]), (3, [*value, value[-1]])]
+    if depth < MAX_DEPTH:
+        for i, x in enumerate(value[:MAX_POSITIONS]):
+            for rank, v in _near(x, item, None, pools, siblings, depth + 1):
+                out.append((rank, [*value[:i], v, *value[i + 1:]]))
+    return _best(out)
+
+
+def _dict_near(value: Any, item: str, pools: _Pools, siblings: list[Any], depth: int) -> Ranked:
+    if not isinstance(value, dict):
+        return [(0, {})]
+    if not value:
+        return [(0, {"a": x}) for x in _fill(item, siblings, pools)[:2]]
+    keys = list(value)
+    first = keys[0]
+    out: Ranked = [(0, {})]
+    out += [(1, {k: v for k, v in value.items() if k != key}) for key in keys[:MAX_POSITIONS]]
+    out += [(2, {**value, f"{first}_extra": value[first]}), (3, {k.upper(): v for k, v in value.items()})]
+    if depth < MAX_DEPTH:
+        for key in keys[:MAX_POSITIONS]:
+            for rank, v in _near(value[key], item, None, pools, siblings, depth + 1):
+                out.append((rank, {**value, key: v}))
+    return _best(out)
+
+
+def _best(ranked: Ranked) -> Ranked:
+    """The first MAX_NEAR by rank, in their order within a rank (outer changes before inner ones)."""
+    return sorted(ranked, key=lambda rv: rv[0])[:MAX_NEAR]
+
+
+def _field_variants(spec: FieldSpec, ftype: FieldType, present: bool, value: Any, pools: _Pools,
+                    siblings: list[Any]) -> Ranked:
+    """Ranked values for one field near the example's; `_OMIT` drops the field."""
+    if not present:
+        return _ranked(_values_near_nothing(ftype, pools))
+    if value is None and ftype.base != "json":
+        out = _ranked(_values_near_nothing(ftype, pools))
+    else:
+        out = _near(value, ftype.base, ftype.item, pools, siblings)
+    if ftype.optional and value is not None:
+        out.append((1, None))
+    if not spec.required:
+        out.append((2, _OMIT))
+    return out
+
+
+def _values_near_nothing(ftype: FieldType, pools: _Pools) -> list[Any]:
+    """A field the example left out (or left null): its simplest values."""
+    if ftype.base == "list":
+        return [[], *([x] for x in _simplest(ftype.item or "json", pools)[:1])]
+    if ftype.base == "dict":
+        return [{}, *({"a": x} for x in _simplest(ftype.item or "json", pools)[:1])]
+    return _simplest(ftype.base, pools)
+
+
+class _Omit:
+    def __repr__(self) -> str:
+        return "<omit>"
+
+
+_OMIT = _Omit()
+
+
+def _boundary_inputs(proposal: Proposal, types: dict[str, FieldType],
+                     pools: _Pools) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index of the example it came from, input): one field changed at a time, ordered by rank and interleaved
+    across the examples and fields, so that the first few values already touch every field of every example."""
+    order: list[tuple[int, int, int, int, dict[str, Any]]] = []
+    for k, ex in enumerate(proposal.examples):
+        siblings = list(_leaves(ex.input))
+        for f, spec in enumerate(proposal.inputs):
+            present = spec.name in ex.input
+            seen_rank: dict[int, int] = {}
+            for rank, v in _field_variants(spec, types[spec.name], present, ex.input.get(spec.name), pools,
+                                           siblings):
+                changed = {n: x for n, x in ex.input.items() if n != spec.name}
+                if v is not _OMIT:
+                    changed[spec.name] = v
+                nth = seen_rank.get(rank, 0)
+                seen_rank[rank] = nth + 1
+                order.append((rank, nth, k, f, changed))
+    order.sort(key=lambda o: o[:4])
+    for _rank, _nth, k, _f, changed in order:
+        yield k, changed
+
+
+# --- Hypothesis draws: shaped like a shown example, and from the schema ----------------------------------------------
+
+
+def _scale(pools: _Pools, name: str) -> tuple[int, int]:
+    """Numbers within a few times the largest shown in a field, non-negative when every shown one is: a field shown
+    (or never shown) non-negative is most likely a count or a limit, and the boundary values try -1 anyway."""
+    numbers = pools.numbers.get(name, [])
+    bound = int(min(INT_CAP, max(10.0, 2 * max((abs(n) for n in numbers), default=0.0))))
+    return (-bound if numbers and min(numbers) < 0 else 0), bound
+
+
+def _text(alphabet: str, min_size: int, max_size: int) -> Any:
+    """Strings over an explicit alphabet, drawn character by character: `st.text` would load (and cache on disk)
+    Hypothesis's Unicode tables even for an explicit alphabet."""
+    from hypothesis import strategies as st
+
+    return st.lists(st.sampled_from(tuple(alphabet)), min_size=min_size, max_size=max_size).map("".join)
+
+
+def _strategy(proposal: Proposal, spec: FieldSpec, ftype: FieldType, pools: _Pools) -> Any:
+    """A Hypothesis strategy for one field from its declared type alone, scaled to the shown examples: numbers
+    within a few times the largest shown, strings and lists a little longer than the longest shown."""
+    from hypothesis import strategies as st
+
+    low, bound = _scale(pools, spec.name)
+    text_len = min(MAX_STR_DRAW, max(12, 2 * _longest(proposal, spec.name, str)))
+    list_len = min(MAX_LIST_DRAW, max(4, _longest(proposal, spec.name, list) + 2))
+
+    def scalar(kind: str) -> Any:
+        if kind == "str":
+            return _text(ALPHABET, 0, text_len)
+        if kind == "int":
+            return st.integers(min_value=low, max_value=bound)
+        if kind == "float":
+            return st.floats(min_value=float(low), max_value=float(bound), allow_nan=False, allow_infinity=False)
+        if kind == "bool":
+            return st.booleans()
+        leaves = (st.none() | st.booleans() | st.integers(min_value=-bound, max_value=bound)
+                  | st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
+                  | _text(ALPHABET, 0, 16))
+        return st.recursive(leaves, lambda inner: st.lists(inner, max_size=4)
+                            | st.dictionaries(_text(KEY_ALPHABET, 1, 8), inner,
+                                              max_size=4), max_leaves=8)
+
+    strat: Any
+    if ftype.base == "list":
+        strat = st.lists(scalar(ftype.item or "json"), max_size=list_len)
+    elif ftype.base == "dict":
+        strat = st.dictionaries(_text(KEY_ALPHABET, 1, 10), scalar(ftype.item or "json"),
+                                max_size=min(MAX_LIST_DRAW, list_len))
+    else:
+        strat = scalar(ftype.base)
+    return st.none() | strat if ftype.optional else strat
+
+
+def _longest(proposal: Proposal, name: str, kind: type) -> int:
+    sizes = [len(ex.input[name]) for ex in proposal.examples if isinstance(ex.input.get(name), kind)]
+    return max(sizes, default=0)
+
+
+class _Shaper:
+    """Strategies shaped like one field's shown value: numbers near the field's scale, strings over the field's
+    alphabet (or its words and the words the description quotes, joined as its strings join them), lists of their
+    elements' shapes with lengths 0..len+2 (and at their shown length, position by position: positional arguments
+    keep their arity), objects with the same keys."""
+
+    def __init__(self, pools: _Pools, name: str, siblings: list[Any]) -> None:
+        from hypothesis import strategies as st
+
+        self.st = st
+        self.pools = pools
+        self.low, self.bound = _scale(pools, name)
+        alphabet = pools.alphabets.get(name) or FALLBACK_ALPHABET
+        longest = min(MAX_STR_DRAW, max(4, pools.longest_str.get(name, 0) + 2))
+        branches = [_text(alphabet, 0, longest)]
+        if pools.words:
+            # Twice the weight of the others: recombined words reach the tokens a spec accepts (and the words the
+            # description quotes), which characters drawn one by one almost never spell.
+            most = max(3, pools.most_words.get(name, 0) + 1)
+            words = st.lists(st.sampled_from(pools.words), min_size=1, max_size=most).map(
+                pools.separators.get(name, " ").join)
+            branches += [words, words]
+        if pools.strings:
+            branches.append(st.sampled_from(pools.strings))
+        self.string = st.one_of(branches)
+        self.siblings = siblings
+
+    def of(self, value: Any, kind: str, item: str | None = None, depth: int = 0) -> Any:
+        st = self.st
+        if kind == "json":
+            kind = _kind_of(value)
+            item = "json"
+        if kind == "bool":
+            return st.booleans()
+        if kind == "int":
+            return st.integers(min_value=self.low, max_value=self.bound)
+        if kind == "float":
+            return st.floats(min_value=float(self.low), max_value=float(self.bound), allow_nan=False,
+                             allow_infinity=False)
+        if kind == "str":
+            return self.string
+        if kind == "null":
+            return st.none()
+        if depth >= MAX_DEPTH:
+            return st.just(value)
+        if kind == "list":
+            return self._list(value if isinstance(value, list) else [], item or "json", depth)
+        return self._dict(value if isinstance(value, dict) else {}, item or "json", depth)
+
+    def _list(self, value: list[Any], item: str, depth: int) -> Any:
+        st = self.st
+        if value:
+            shapes: dict[str, Any] = {}
+            for x in value[:MAX_POSITIONS]:
+                shapes.setdefault(_signature(x, item), self.of(x, item, None, depth + 1))
+            element = st.one_of(list(shapes.values()))
+        else:
+            fitting = [x for x in self.siblings if x is not None and _fits(item, x)][:MAX_POSITIONS]
+            shapes = {}
+            for x in fitting:
+                shapes.setdefault(_signature(x, item), self.of(x, item, None, depth + 1))
+            if not shapes:  # nothing next to it either: the simplest values of its kind
+                for x in _simplest(item, self.pools):
+                    shapes.setdefault(_signature(x, item), self.of(x, item, None, depth + 1))
+            element = st.one_of(list(shapes.values()))
+        # Lengths 0..len+2; a shown empty list tells nothing of its length: up to 4 then.
+        varied = st.lists(element, max_size=min(MAX_LIST_DRAW, max(len(value) + 2, 4 if not value else 0)))
+        if not value:
+            return varied
+        fixed = st.tuples(*(self.of(x, item, None, depth + 1) for x in value[:MAX_POSITIONS]))
+        rest = value[MAX_POSITIONS:]
+        return st.one_of(fixed.map(lambda t: [*t, *rest]), varied)
+
+    def _dict(self, value: dict[str, Any], item: str, depth: int) -> Any:
+        st = self.st
+        if not value:
+            return st.dictionaries(_text(KEY_ALPHABET, 1, 8), self.of(_simplest(item, self.pools)[0], item),
+                                   max_size=3)
+        keys = list(value)
+        drawn = {k: self.of(value[k], item, None, depth + 1) for k in keys[:MAX_SHAPED_KEYS]}
+        kept = {k: st.just(value[k]) for k in keys[MAX_SHAPED_KEYS:]}
+        return st.fixed_dictionaries({**drawn, **kept})
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    return "list" if isinstance(value, list) else "dict"
+
+
+def _signature(value: Any, kind: str) -> str:
+    """The shape of a value, to draw one strategy per distinct element shape of a list."""
+    if kind != "json":
+        return kind
+    if isinstance(value, list):
+        return "[" + ",".join(sorted({_signature(x, "json") for x in value[:MAX_POSITIONS]})) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_signature(v, 'json')}" for k, v in list(value.items())[:MAX_SHAPED_KEYS]) + "}"
+    return _kind_of(value)
+
+
+def _shaped_inputs(proposal: Proposal, types: dict[str, FieldType], pools: _Pools, ex: Example) -> Any:
+    """Whole inputs shaped like one shown example: each field it holds drawn from that value's shape (a field it
+    leaves null from the schema), the fields it leaves out left out."""
+    from hypothesis import strategies as st
+
+    siblings = list(_leaves(ex.input))
+    fields: dict[str, Any] = {}
+    for spec in proposal.inputs:
+        if spec.name not in ex.input:
+            continue
+        ftype = types[spec.name]
+        value = ex.input[spec.name]
+        if value is None and ftype.base != "json":
+            fields[spec.name] = _strategy(proposal, spec, ftype, pools)
+        else:
+            fields[spec.name] = _Shaper(pools, spec.name, siblings).of(value, ftype.base, ftype.item)
+    return st.fixed_dictionaries(fields)
+
+
+def _provider() -> Any:
+    """Hypothesis's own provider, minus its habit of mixing in constants from the source of whatever "local"
+    modules this process has imported (which differ between processes, and are cached in a `.hypothesis`
+    directory): the same seed draws the same values anywhere, and nothing is written."""
+    from functools import cached_property
+
+    from hypothesis.internal.conjecture.providers import HypothesisProvider
+    from hypothesis.internal.constants_ast import Constants
+
+    class SeededProvider(HypothesisProvider):
+        @cached_property
+        def _local_constants(self) -> Constants:
+            return Constants()
+
+    return SeededProvider
+
+
+def _draws(proposal: Proposal, types: dict[str, FieldType], pools: _Pools, count: int, seed: int, deadline: float,
+           accept: Callable[[dict[str, Any], int], bool]) -> None:
+    """Feed draws to `accept` (with the index of the example whose fixtures go with it; it says whether it kept the
+    draw) until `count` were kept, a bounded number of tries was spent or `deadline` passed. Of every three draws,
+    two are shaped like a shown example (round-robin) and one comes from the schema alone. The draws come straight
+    from a seeded ConjectureData: no test engine, no example database, no shrinking."""
+    from random import Random
+
+    from hypothesis import strategies as st
+    from hypothesis.control import BuildContext
+    from hypothesis.errors import HypothesisException, StopTest
+    from hypothesis.internal.conjecture.data import ConjectureData
+
+    required = {s.name: _strategy(proposal, s, types[s.name], pools) for s in proposal.inputs if s.required}
+    optional = {s.name: _strategy(proposal, s, types[s.name], pools) for s in proposal.inputs if not s.required}
+    schema = st.fixed_dictionaries(required, optional=optional)
+    shaped = [_shaped_inputs(proposal, types, pools, ex) for ex in proposal.examples]
+    provider = _provider()
+    rnd = Random(seed)
+    kept = 0
+    schema_draws = 0
+    with _lock:
+        for n in range(count * 4):
+            if kept >= count or time.monotonic() > deadline:
+                return
+            use_schema = not shaped or (n + 1) * (1 - SHAPE_SHARE) >= schema_draws + 1
+            source = schema_draws if use_schema else n - schema_draws
+            strategy = schema if use_schema else shaped[source % len(shaped)]
+            schema_draws += use_schema
+            data = ConjectureData(random=rnd, provider=provider)
+            try:
+                with BuildContext(data, is_final=False, wrapped_test=_draws):
+                    value = data.draw(strategy)
+            except (StopTest, HypothesisException):
+                continue  # this draw ran over Hypothesis's own size limit: the next one starts afresh
+            if accept(value, source):
+                kept += 1
+
+
+# --- the cases ----------------------------------------------------------------------------------------------------
+
+
+def _fixtures(ex: Example) -> dict[str, Any]:
+    dumped = ex.model_dump(mode="json")
+    return {"vault_files": dumped.get("vault_files") or {}, "http_responses": dumped.get("http_responses") or {},
+            "secrets": dumped.get("secrets") or {}}
+
+
+def _json_safe(value: Any) -> bool:
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return bool(text)
+
+
+def generated_cases(proposal: Proposal, *, max_cases: int, seed: int,
+                    time_cap_s: float = GENERATION_TIME_CAP_S) -> list[dict[str, Any]]:
+    """Up to `max_cases` inputs no example or holdout holds, each a case {"input", "vault_files", "http_responses",
+    "secrets"}: boundary values next to the shown examples first (at most half of them), then Hypothesis draws,
+    most shaped like a shown example, the rest from the input schema alone. The fixtures come from the example a
+    value was derived from (round-robin from the shown examples for the schema's draws), so skills that use handles
+    can run. Same proposal and seed, same list."""
+    if max_cases <= 0:
+        return []
+    deadline = time.monotonic() + max(0.0, time_cap_s)
+    types = {s.name: parse_type(s.type) for s in proposal.inputs}
+    seen = {canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
+    cases: list[dict[str, Any]] = []
+    fixtures = [_fixtures(ex) for ex in proposal.examples]
+
+    def add(value: dict[str, Any], source: int) -> bool:
+        if not _json_safe(value):
+            return False
+        key = canonical(value)
+        if key in seen:
+            return False
+        seen.add(key)
+        cases.append({"input": value, **fixtures[source % len(fixtures)]})
+        return True
+
+    pools = _pools(proposal)
+    boundary_cap = max(1, math.ceil(max_cases * BOUNDARY_SHARE))
+    for source, value in _boundary_inputs(proposal, types, pools):
+        if len(cases) >= boundary_cap or time.monotonic() > deadline:
+            break
+        add(value, source)
+    if len(cases) < max_cases and time.monotonic() <= deadline:
+        _draws(proposal, types, pools, max_cases - len(cases), seed, deadline, add)
+    return cases[:max_cases]

@@ -1,0 +1,48 @@
+"""Statuses, verdicts and failure kinds shared by every part of the forge."""
+
+from enum import StrEnum
+
+
+class ProposalStatus(StrEnum):
+    PROPOSED = "PROPOSED"
+    BUILT = "BUILT"
+    VERIFIED = "VERIFIED"
+    TRUSTED = "TRUSTED"
+    FAILED = "FAILED"
+    GATE_VIOLATION = "GATE_VIOLATION"
+    ESCALATED = "ESCALATED"
+    REVOKED = "REVOKED"
+    # Split into child proposals (kavi.decompose): waits for them to be trusted and its composition verified.
+    DECOMPOSED = "DECOMPOSED"
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    OMITTED = "omitted"
+
+
+class FailureKind(StrEnum):
+    GATE_VIOLATION = "GATE_VIOLATION"
+    TIMEOUT = "TIMEOUT"
+    BUILD_ERROR = "BUILD_ERROR"
+    LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+    LLM_BAD_OUTPUT = "LLM_BAD_OUTPUT"
+    VERIFY_LINT = "VERIFY_LINT"
+    VERIFY_TYPE = "VERIFY_TYPE"
+    VERIFY_TEST = "VERIFY_TEST"
+    ZERO_TESTS = "ZERO_TESTS"
+    VERIFY_COVERAGE = "VERIFY_COVERAGE"
+    VERIFY_POLICY = "VERIFY_POLICY"
+    VERIFY_INVARIANT = "VERIFY_INVARIANT"
+    VERIFY_ACCEPTANCE = "VERIFY_ACCEPTANCE"
+    # Every deterministic gate passed and the coach (a second model reviewing spec, code, tests and gate report)
+    # asked for changes: the builder's outcome, its findings go to the next packet.
+    COACH_CHANGES_REQUESTED = "COACH_CHANGES_REQUESTED"
+    UNKNOWN = "UNKNOWN"
+    # The forge's own environment failed (a gate tool missing, a full disk, a file-size limit, an oversized prompt):
+    # not the model's outcome, never fed to the router, retried later outside the model's attempt budget.
+    INFRASTRUCTURE = "INFRASTRUCTURE"
+    # No endpoint is configured and the recorded model has nothing for this proposal: a configuration problem for
+    # the person running the forge, not the model's outcome (never fed to the router, never retried on its own).
+    LLM_NOT_CONFIGURED = "LLM_NOT_CONFIGURED"

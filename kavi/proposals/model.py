@@ -1,0 +1,271 @@
+"""The proposal (SKILL_SPEC) model, its loader for YAML/JSON, and the errors it reports."""
+
+import json
+import keyword
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from kavi.proposals.bounds import (
+    PROPOSAL_BOUNDS,
+    BoundsError,
+    parse_json_bounded,
+    parse_yaml_bounded,
+    read_bounded,
+)
+from kavi.proposals.paths import check_vault_relpaths
+from kavi.proposals.values import TYPE_RE
+from kavi.skills.base import SideEffectClass
+
+# Names, field names and secret names are checked with re.fullmatch: `$` alone would accept a trailing newline.
+NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+FIELD_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+SECRET_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+PRIMITIVES = ("str", "int", "float", "bool")
+
+# What one proposal may hold (the file's own bounds are in kavi.proposals.bounds).
+MAX_EXAMPLES = 100  # each of examples and holdout_examples
+MAX_EXAMPLES_CHARS = 128 * 1024  # the JSON of all examples and holdout examples together
+MAX_FIELDS = 32  # each of inputs and outputs
+MAX_SECRETS = 16
+MAX_FIXTURES = 64  # vault_files and http_responses of one example, each
+MAX_FIELD_DESCRIPTION_CHARS = 1000
+
+
+class ProposalError(ValueError):
+    """A proposal that cannot be used, with a message a person can act on."""
+
+
+def _reserved_names() -> frozenset[str]:
+    return frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names) | {"kavi", "kavi_assets", "skills"}
+
+
+class FieldSpec(BaseModel):
+    """One input or output field of a skill."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    type: str = Field(description="str, int, float, bool, json (any JSON value), list[X], dict[str, X], "
+                                  "optionally '| None'")
+    description: str = Field(default="", max_length=MAX_FIELD_DESCRIPTION_CHARS)
+    required: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not FIELD_RE.fullmatch(v) or keyword.iskeyword(v):
+            raise ValueError(f"field name {v!r} must be a lowercase Python identifier")
+        return v
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        v = v.strip()
+        if not TYPE_RE.fullmatch(v):
+            raise ValueError(
+                f"type {v!r} is not supported; use str, int, float, bool, json, list[X] or dict[str, X] "
+                "(X a primitive), optionally followed by ' | None'"
+            )
+        return v
+
+
+class Example(BaseModel):
+    """An input and its expected output, with the fixtures the skill's handles serve."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: dict[str, Any]
+    expected: dict[str, Any]
+    vault_files: dict[str, str] = Field(default_factory=dict, max_length=MAX_FIXTURES,
+                                        description="files in the vault before the run (relative paths)")
+    http_responses: dict[str, Any] = Field(default_factory=dict, max_length=MAX_FIXTURES,
+                                           description="URL -> JSON the HTTP handle returns")
+    secrets: dict[str, str] = Field(default_factory=dict, max_length=MAX_SECRETS,
+                                    description="secret values for SECRET_READ skills")
+
+    @field_validator("vault_files")
+    @classmethod
+    def _vault_paths(cls, v: dict[str, str]) -> dict[str, str]:
+        check_vault_relpaths(v)
+        return v
+
+
+class Proposal(BaseModel):
+    """SKILL_SPEC: what a skill must do and may touch. The builder never sees `holdout_examples`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(max_length=64, description="snake_case identifier; the partition key")
+    description: str = Field(min_length=10, max_length=4000)
+    inputs: list[FieldSpec] = Field(min_length=1, max_length=MAX_FIELDS)
+    outputs: list[FieldSpec] = Field(min_length=1, max_length=MAX_FIELDS)
+    side_effect_class: SideEffectClass
+    examples: list[Example] = Field(min_length=1, max_length=MAX_EXAMPLES)
+    holdout_examples: list[Example] = Field(default_factory=list, max_length=MAX_EXAMPLES)
+    required_secrets: list[str] = Field(default_factory=list, max_length=MAX_SECRETS)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.fullmatch(v):
+            raise ValueError(f"name {v!r} must be snake_case: lowercase letters, digits and single underscores")
+        if keyword.iskeyword(v) or keyword.issoftkeyword(v):
+            raise ValueError(f"name {v!r} is a Python keyword")
+        if v in _reserved_names():
+            raise ValueError(f"name {v!r} shadows a standard-library or builtin module")
+        return v
+
+    @field_validator("required_secrets")
+    @classmethod
+    def _secrets(cls, v: list[str]) -> list[str]:
+        for s in v:
+            if not SECRET_RE.fullmatch(s):
+                raise ValueError(f"secret name {s!r} must be UPPER_SNAKE_CASE")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Proposal":
+        for group, fields in (("inputs", self.inputs), ("outputs", self.outputs)):
+            names = [f.name for f in fields]
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{group} repeat field names: {', '.join(dupes)}")
+        if self.required_secrets and self.side_effect_class is not SideEffectClass.SECRET_READ:
+            raise ValueError("required_secrets is only allowed with side_effect_class SECRET_READ")
+        if self.side_effect_class is SideEffectClass.SECRET_READ and not self.required_secrets:
+            raise ValueError("a SECRET_READ proposal must list its required_secrets")
+        in_names = {f.name for f in self.inputs}
+        required_in = {f.name for f in self.inputs if f.required and not f.type.endswith("| None")}
+        out_names = {f.name for f in self.outputs}
+        for label, exs in (("examples", self.examples), ("holdout_examples", self.holdout_examples)):
+            for i, ex in enumerate(exs):
+                unknown = set(ex.input) - in_names
+                if unknown:
+                    raise ValueError(f"{label}[{i}].input has unknown fields: {', '.join(sorted(unknown))}")
+                missing = required_in - set(ex.input)
+                if missing:
+                    raise ValueError(f"{label}[{i}].input lacks required fields: {', '.join(sorted(missing))}")
+                unknown_out = set(ex.expected) - out_names
+                if unknown_out:
+                    raise ValueError(
+                        f"{label}[{i}].expected has unknown fields: {', '.join(sorted(unknown_out))}"
+                    )
+                undeclared = set(ex.secrets) - set(self.required_secrets)
+                if undeclared:
+                    raise ValueError(f"{label}[{i}] uses undeclared secrets: {', '.join(sorted(undeclared))}")
+        size = sum(len(json.dumps(ex.model_dump(mode="json"), separators=(",", ":")))
+                   for ex in (*self.examples, *self.holdout_examples))
+        if size > MAX_EXAMPLES_CHARS:
+            raise ValueError(f"the examples and holdout examples hold {size} characters of JSON; at most "
+                             f"{MAX_EXAMPLES_CHARS} are allowed")
+        return self
+
+    @property
+    def class_name(self) -> str:
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+    def builder_view(self) -> dict[str, Any]:
+        """The spec as the builder may see it: everything but the holdout examples."""
+        data = self.model_dump(mode="json")
+        data.pop("holdout_examples", None)
+        return data
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+
+def _loc(parts: tuple[int | str, ...]) -> str:
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
+    return text or "(top level)"
+
+
+def _format_validation_error(err: ValidationError, source: str) -> str:
+    """One line for one problem; a header and one line per problem when there are several."""
+    items = []
+    for e in err.errors(include_url=False, include_input=False):
+        msg = e["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        items.append(f"{_loc(e['loc'])}: {msg}")
+    if len(items) == 1:
+        return f"{source}: the proposal is not valid: {items[0]}"
+    return "\n".join([f"{source}: the proposal is not valid:", *(f"  - {item}" for item in items)])
+
+
+def parse_proposal(data: Any, source: str = "proposal") -> Proposal:
+    if not isinstance(data, dict):
+        raise ProposalError(f"{source}: a proposal must be a mapping of fields, got {type(data).__name__}")
+    try:
+        return Proposal.model_validate(data)
+    except ValidationError as err:
+        raise ProposalError(_format_validation_error(err, source)) from None
+
+
+def check_build_prompt(proposal: Proposal, source: str = "proposal", max_prompt_chars: int | None = None) -> None:
+    """Refuse a proposal whose build prompt would not fit the model's prompt bound (KAVI_LLM_MAX_PROMPT_CHARS)."""
+    from kavi.llm.prompts import check_spec_prompt, max_prompt_chars_from_env
+
+    try:
+        bound = max_prompt_chars if max_prompt_chars is not None else max_prompt_chars_from_env()
+        check_spec_prompt(proposal.builder_view(), skill_name=proposal.name, class_name=proposal.class_name,
+                          max_chars=bound)
+    except ValueError as err:
+        raise ProposalError(f"{source}: {err}") from None
+
+
+def parse_proposal_text(text: str, source: str = "proposal", fmt: str | None = None, *,
+                        max_prompt_chars: int | None = None) -> Proposal:
+    """Parse YAML or JSON text (JSON is YAML, but JSON errors read better from json), within the bounds of
+    kavi.proposals.bounds, validate it, and check that its build prompt fits the prompt bound."""
+    fmt = fmt or ("json" if text.lstrip().startswith("{") else "yaml")
+    try:
+        if fmt == "json":
+            data = parse_json_bounded(text, PROPOSAL_BOUNDS, "the proposal")
+        else:
+            data = parse_yaml_bounded(text, PROPOSAL_BOUNDS, "the proposal")
+    except BoundsError as err:
+        raise ProposalError(f"{source}: {err}") from None
+    except json.JSONDecodeError as err:
+        raise ProposalError(f"{source}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ProposalError(f"{source}: malformed YAML{where}: {problem}") from None
+    proposal = parse_proposal(data, source)
+    check_build_prompt(proposal, source, max_prompt_chars)
+    return proposal
+
+
+def load_proposal(path: Path, *, max_prompt_chars: int | None = None) -> Proposal:
+    """The one loader of proposal files (`kavi propose`, the intake sensor, `kavi demo`): bounded before it is
+    read whole, parsed within bounds, validated, and its build prompt checked against the prompt bound."""
+    suffix = path.suffix.lower()
+    if suffix not in {".yaml", ".yml", ".json"}:
+        if not path.is_file():
+            raise ProposalError(f"{path}: no such file")
+        raise ProposalError(f"{path}: a proposal file must end in .yaml, .yml or .json")
+    try:
+        raw = read_bounded(path, PROPOSAL_BOUNDS.max_bytes)
+    except BoundsError as err:
+        raise ProposalError(str(err)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProposalError(f"{path}: not UTF-8 text") from None
+    return parse_proposal_text(text, str(path), "json" if suffix == ".json" else "yaml",
+                               max_prompt_chars=max_prompt_chars)
+
+
+def proposal_json_schema() -> dict[str, Any]:
+    schema = Proposal.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Kavi Forge skill proposal"
+    return schema

@@ -1,0 +1,544 @@
+"""Concrete handles for skills: a confined vault, fixture and real HTTP clients, declared secrets.
+
+Each handle enforces at run time the same limits the static policy gate checks in the source.
+"""
+
+import contextlib
+import copy
+import json
+import os
+import re
+import stat
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+from kavi.skills.base import HttpHandle, ModelHandle, SideEffectClass, SkillContext
+
+if TYPE_CHECKING:
+    from kavi.llm.client import LLMClient
+
+DEFAULT_MAX_WRITE_BYTES = 1_000_000
+DEFAULT_MAX_READ_BYTES = 10_000_000
+_TMP_PREFIX = ".kavi-tmp-"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class VaultPathError(ValueError):
+    """A vault path that is absolute, climbs out, holds a NUL, or goes through a symbolic link."""
+
+
+class VaultWriteDenied(PermissionError):
+    """A write to a vault the skill may only read."""
+
+
+class VaultLimitError(ValueError):
+    """A read or write larger than the vault allows."""
+
+
+class HttpHandleError(RuntimeError):
+    """An HTTP request the handle refused or could not complete."""
+
+
+class SecretsError(LookupError):
+    """Base of the secrets handle's errors."""
+
+
+class SecretNotDeclared(SecretsError):
+    """A skill asked for a secret it did not declare."""
+
+
+class SecretMissing(SecretsError):
+    """A declared secret has no value in the environment the runtime was given."""
+
+
+# --------------------------------------------------------------------------------------------- vault
+
+
+def _split_vault_path(path: str) -> tuple[str, ...]:
+    """Check a skill-supplied relative path and return its components (no '', '.', or '..')."""
+    if not isinstance(path, str):
+        raise VaultPathError(f"vault paths are strings, got {type(path).__name__}")
+    if "\x00" in path:
+        raise VaultPathError(f"vault path {path!r} contains a NUL character")
+    if "\\" in path:
+        # Refused rather than treated as a name so Windows-style traversal ('..\\x') can never mean anything.
+        raise VaultPathError(f"vault path {path!r} contains a backslash; use '/' between components")
+    if path.startswith("/") or path.startswith("~"):
+        raise VaultPathError(f"vault path {path!r} is absolute; vault paths are relative to the vault root")
+    raw = path.split("/")
+    if ".." in raw:
+        raise VaultPathError(f"vault path {path!r} contains '..'; paths may not climb out of the vault")
+    parts = tuple(p for p in raw if p not in ("", "."))
+    if not parts:
+        raise VaultPathError(f"vault path {path!r} names no file")
+    return parts
+
+
+def _glob_segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        ch = segment[i]
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(ch))
+            else:
+                body = segment[i + 1 : end].replace("[", "\\[")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body + "]")
+                i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a relative glob ('*', '?', '[...]', '**' for any depth) to a regex over posix paths."""
+    if "\x00" in pattern or "\\" in pattern:
+        raise VaultPathError(f"pattern {pattern!r} contains a NUL or a backslash")
+    if pattern.startswith("/") or pattern.startswith("~"):
+        raise VaultPathError(f"pattern {pattern!r} is absolute; patterns are relative to the vault root")
+    segments = [s for s in pattern.split("/") if s not in ("", ".")]
+    if ".." in segments:
+        raise VaultPathError(f"pattern {pattern!r} contains '..'")
+    if not segments:
+        segments = ["**", "*"]
+    parts: list[str] = []
+    for index, seg in enumerate(segments):
+        last = index == len(segments) - 1
+        if seg == "**":
+            parts.append(".*" if last else "(?:[^/]+/)*")
+        else:
+            parts.append(_glob_segment_regex(seg) + ("" if last else "/"))
+    return re.compile("".join(parts))
+
+
+class Vault:
+    """A directory of notes a skill may read (and write, when granted), confined to its root.
+
+    Every access walks the path one component at a time from an open descriptor of the root, refusing
+    symbolic links with O_NOFOLLOW, so a link swapped in between a check and the open cannot lead out.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        writable: bool,
+        max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+    ) -> None:
+        self._root = Path(root).expanduser().resolve()
+        self._writable = writable
+        self._max_write = max_write_bytes
+        self._max_read = max_read_bytes
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    @property
+    def writable(self) -> bool:
+        return self._writable
+
+    def __repr__(self) -> str:
+        return f"Vault({str(self._root)!r}, writable={self._writable})"
+
+    # -- internal walking -------------------------------------------------------------------------
+
+    def _open_root(self, *, create: bool) -> int:
+        if create:
+            self._root.mkdir(parents=True, exist_ok=True)
+        try:
+            return os.open(self._root, _DIR_FLAGS)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"the vault root {self._root} does not exist") from None
+
+    def _open_parent(self, parts: tuple[str, ...], *, create: bool) -> int:
+        """Open the directory holding the last component; the caller closes the returned descriptor."""
+        fd = self._open_root(create=create)
+        try:
+            for depth, name in enumerate(parts[:-1]):
+                shown = "/".join(parts[: depth + 1])
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    if not create:
+                        raise FileNotFoundError(f"vault has no directory {shown!r}") from None
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISLNK(st.st_mode):
+                    raise VaultPathError(f"vault path component {shown!r} is a symbolic link; links are refused")
+                if not stat.S_ISDIR(st.st_mode):
+                    raise NotADirectoryError(f"vault path component {shown!r} is not a directory")
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    raise VaultPathError(f"vault path component {shown!r} could not be opened safely: {exc}") from None
+                os.close(fd)
+                fd = child
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    @staticmethod
+    def _lstat_last(fd: int, name: str, shown: str) -> os.stat_result | None:
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            raise VaultPathError(f"vault path {shown!r} is a symbolic link; links are refused")
+        return st
+
+    # -- the VaultHandle protocol -----------------------------------------------------------------
+
+    def read_text(self, path: str) -> str:
+        parts = _split_vault_path(path)
+        shown = "/".join(parts)
+        fd = self._open_parent(parts, create=False)
+        try:
+            st = self._lstat_last(fd, parts[-1], shown)
+            if st is None:
+                raise FileNotFoundError(f"vault file not found: {shown!r}")
+            if not stat.S_ISREG(st.st_mode):
+                raise IsADirectoryError(f"vault path {shown!r} is not a regular file")
+            if st.st_size > self._max_read:
+                raise VaultLimitError(f"vault file {shown!r} is {st.st_size} bytes; the read limit is {self._max_read}")
+            try:
+                ffd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd)
+            except OSError as exc:
+                raise VaultPathError(f"vault file {shown!r} could not be opened safely: {exc}") from None
+        finally:
+            os.close(fd)
+        try:
+            if not stat.S_ISREG(os.fstat(ffd).st_mode):
+                raise IsADirectoryError(f"vault path {shown!r} is not a regular file")
+            chunks: list[bytes] = []
+            total = 0
+            while chunk := os.read(ffd, 1 << 16):
+                total += len(chunk)
+                if total > self._max_read:
+                    raise VaultLimitError(f"vault file {shown!r} exceeds the read limit of {self._max_read} bytes")
+                chunks.append(chunk)
+        finally:
+            os.close(ffd)
+        try:
+            return b"".join(chunks).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"vault file {shown!r} is not UTF-8 text: {exc}") from None
+
+    def exists(self, path: str) -> bool:
+        parts = _split_vault_path(path)
+        try:
+            fd = self._open_parent(parts, create=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        try:
+            return self._lstat_last(fd, parts[-1], "/".join(parts)) is not None
+        finally:
+            os.close(fd)
+
+    def list_files(self, pattern: str = "**/*") -> list[str]:
+        regex = glob_to_regex(pattern)
+        try:
+            fd = self._open_root(create=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        try:
+            found = [rel for rel in self._walk_files(fd, "") if regex.fullmatch(rel)]
+        finally:
+            os.close(fd)
+        return sorted(found)
+
+    def _walk_files(self, dir_fd: int, prefix: str) -> Iterator[str]:
+        with os.scandir(dir_fd) as it:
+            entries = list(it)
+        for entry in entries:
+            # Links are never followed or listed, whether they point in or out of the vault.
+            if entry.is_symlink() or entry.name.startswith(_TMP_PREFIX):
+                continue
+            rel = f"{prefix}{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                try:
+                    child = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+                except OSError:
+                    continue
+                try:
+                    yield from self._walk_files(child, rel + "/")
+                finally:
+                    os.close(child)
+            elif entry.is_file(follow_symlinks=False):
+                yield rel
+
+    def write_text(self, path: str, content: str) -> str:
+        if not self._writable:
+            raise VaultWriteDenied(
+                f"the vault is read-only for this skill; cannot write {path!r} (only FILE_WRITE skills may write)"
+            )
+        if not isinstance(content, str):
+            raise TypeError(f"vault content must be str, got {type(content).__name__}")
+        parts = _split_vault_path(path)
+        shown = "/".join(parts)
+        data = content.encode("utf-8")
+        if len(data) > self._max_write:
+            raise VaultLimitError(f"refusing to write {len(data)} bytes to {shown!r}; the limit is {self._max_write}")
+        fd = self._open_parent(parts, create=True)
+        try:
+            st = self._lstat_last(fd, parts[-1], shown)
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                raise IsADirectoryError(f"vault path {shown!r} exists and is not a regular file")
+            tmp = f"{_TMP_PREFIX}{uuid.uuid4().hex}"
+            tfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(tfd, view) :]
+                os.fsync(tfd)
+                os.close(tfd)
+                tfd = -1
+                # Same directory descriptor on both sides: the rename cannot land anywhere but here.
+                os.replace(tmp, parts[-1], src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                if tfd >= 0:
+                    os.close(tfd)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=fd)
+                raise
+        finally:
+            os.close(fd)
+        return shown
+
+
+# ---------------------------------------------------------------------------------------------- http
+
+
+def normalize_url(url: str, params: Mapping[str, str] | None = None) -> str:
+    """The URL with its query (plus `params`) as a sorted query string and no fragment."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if params:
+        query.extend((str(k), str(v)) for k, v in params.items())
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(sorted(query)), ""))
+
+
+class FixtureHttp:
+    """Serves canned responses by exact URL (query sorted); anything else is an error, never a request."""
+
+    def __init__(self, responses: Mapping[str, Any]) -> None:
+        self._responses = {normalize_url(url): value for url, value in responses.items()}
+        self.requested: list[str] = []
+
+    def _lookup(self, url: str, params: Mapping[str, str] | None) -> Any:
+        key = normalize_url(url, params)
+        self.requested.append(key)
+        if key not in self._responses:
+            known = sorted(self._responses)
+            listing = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
+            raise HttpHandleError(f"no fixture response for GET {key}; fixtures: {listing or 'none'}")
+        return copy.deepcopy(self._responses[key])
+
+    def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
+        return self._lookup(url, params)
+
+    def get_text(self, url: str, params: Mapping[str, str] | None = None) -> str:
+        value = self._lookup(url, params)
+        return value if isinstance(value, str) else json.dumps(value)
+
+
+class HttpClient:
+    """A real GET client: bounded time and size, redirects followed only to allowed schemes."""
+
+    def __init__(
+        self,
+        timeout_s: float = 10.0,
+        max_bytes: int = 1_000_000,
+        allowed_schemes: Sequence[str] = ("http", "https"),
+        *,
+        max_redirects: int = 5,
+        transport: Any = None,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+        self.allowed_schemes = tuple(s.lower() for s in allowed_schemes)
+        self.max_redirects = max_redirects
+        # An httpx transport, for tests (httpx.MockTransport); None means the real network.
+        self._transport = transport
+
+    def _check_scheme(self, url: str) -> None:
+        scheme = urlsplit(url).scheme.lower()
+        if scheme not in self.allowed_schemes:
+            raise HttpHandleError(f"URL scheme {scheme or '(none)'!r} is not allowed for {url!r}")
+
+    def _get_bytes(self, url: str, params: Mapping[str, str] | None) -> tuple[bytes, str]:
+        import httpx  # imported here: it is slow to import and most runs never need it
+
+        target = normalize_url(url, params) if params else url
+        self._check_scheme(target)
+        with httpx.Client(timeout=self.timeout_s, follow_redirects=False, transport=self._transport) as client:
+            for _hop in range(self.max_redirects + 1):
+                try:
+                    with client.stream("GET", target) as response:
+                        if response.is_redirect:
+                            location = response.headers.get("location", "")
+                            target = urljoin(target, location)
+                            self._check_scheme(target)
+                            continue
+                        if response.status_code >= 400:
+                            raise HttpHandleError(f"GET {target} returned HTTP {response.status_code}")
+                        declared = response.headers.get("content-length")
+                        if declared and declared.isdigit() and int(declared) > self.max_bytes:
+                            raise HttpHandleError(
+                                f"GET {target}: response of {declared} bytes exceeds the limit of {self.max_bytes}"
+                            )
+                        body = bytearray()
+                        for chunk in response.iter_bytes():
+                            body.extend(chunk)
+                            if len(body) > self.max_bytes:
+                                raise HttpHandleError(
+                                    f"GET {target}: response exceeds the limit of {self.max_bytes} bytes"
+                                )
+                        return bytes(body), response.encoding or "utf-8"
+                except httpx.HTTPError as exc:
+                    raise HttpHandleError(f"GET {target} failed: {type(exc).__name__}: {exc}") from None
+        raise HttpHandleError(f"GET {url}: more than {self.max_redirects} redirects")
+
+    def get_text(self, url: str, params: Mapping[str, str] | None = None) -> str:
+        body, encoding = self._get_bytes(url, params)
+        return body.decode(encoding, errors="replace")
+
+    def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
+        body, _ = self._get_bytes(url, params)
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            raise HttpHandleError(f"GET {url}: response is not JSON: {exc}") from None
+
+
+# ------------------------------------------------------------------------------------------- secrets
+
+
+class DeclaredSecrets:
+    """The secrets a skill declared; values of any other name are never even held."""
+
+    def __init__(self, declared: Sequence[str], values: Mapping[str, str]) -> None:
+        self._declared = tuple(dict.fromkeys(declared))
+        self._values = {name: values[name] for name in self._declared if name in values}
+
+    @classmethod
+    def from_environ(cls, declared: Sequence[str], environ: Mapping[str, str] | None = None) -> "DeclaredSecrets":
+        source = os.environ if environ is None else environ
+        return cls(declared, {name: source[name] for name in declared if name in source})
+
+    @property
+    def declared(self) -> tuple[str, ...]:
+        return self._declared
+
+    def get(self, name: str) -> str:
+        if name not in self._declared:
+            listed = ", ".join(self._declared) or "none"
+            raise SecretNotDeclared(f"secret {name!r} was not declared by this skill (declared: {listed})")
+        if name not in self._values:
+            raise SecretMissing(f"declared secret {name!r} is not set in the environment")
+        return self._values[name]
+
+    def __repr__(self) -> str:
+        # Never show values, even in a traceback.
+        return f"DeclaredSecrets(declared={list(self._declared)!r})"
+
+
+# --------------------------------------------------------------------------------------------- model
+
+
+class ModelHandleError(RuntimeError):
+    """A model call the handle refused (over its bounds) or that the endpoint failed."""
+
+
+class EndpointModel:
+    """The configured model endpoint as a skill handle: bounded prompts and outputs, the client's timeout.
+
+    Only given when the user configured a real endpoint (never the recorded model, which replays builds only).
+    Text a skill sends here leaves the machine for that endpoint, which the user chose and trusts.
+    """
+
+    def __init__(self, client: "LLMClient", *, max_prompt_chars: int = 16000, max_tokens: int = 1024,
+                 max_texts: int = 256) -> None:
+        self._client = client
+        self._model = client.settings.models[0]
+        self._embedding_model = client.settings.embedding_model
+        self.max_prompt_chars = max_prompt_chars
+        self.max_tokens = max_tokens
+        self.max_texts = max_texts
+
+    def can_complete(self) -> bool:
+        return True
+
+    def can_embed(self) -> bool:
+        return self._embedding_model is not None
+
+    def complete(self, prompt: str, max_tokens: int = 256) -> str:
+        from kavi.llm.client import LLMError
+
+        if len(prompt) > self.max_prompt_chars:
+            raise ModelHandleError(f"the prompt is {len(prompt)} characters; the handle allows {self.max_prompt_chars}")
+        try:
+            done = self._client.complete([{"role": "user", "content": prompt}], model=self._model, json_mode=False)
+        except LLMError as exc:
+            raise ModelHandleError(f"{exc.kind}: {exc}") from None
+        return done.text[: 8 * min(max_tokens, self.max_tokens)]
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from kavi.llm.client import LLMError
+
+        if self._embedding_model is None:
+            raise ModelHandleError("no embedding model is configured (KAVI_LLM_EMBED_MODEL)")
+        if len(texts) > self.max_texts:
+            raise ModelHandleError(f"{len(texts)} texts to embed; the handle allows {self.max_texts} per call")
+        clipped = [t[: self.max_prompt_chars] for t in texts]
+        try:
+            return self._client.embed(clipped, model=self._embedding_model)
+        except LLMError as exc:
+            raise ModelHandleError(f"{exc.kind}: {exc}") from None
+
+
+def model_from_env(environ: Mapping[str, str] | None = None) -> ModelHandle | None:
+    """The model handle for a configured endpoint (KAVI_LLM_BASE_URL), or None: skills then fall back."""
+    from kavi.llm.client import LLMClient, settings_from_env
+
+    settings = settings_from_env(os.environ if environ is None else environ)
+    return EndpointModel(LLMClient(settings)) if settings is not None else None
+
+
+# ------------------------------------------------------------------------------------------- context
+
+
+def context_for(
+    side_effect_class: SideEffectClass,
+    *,
+    vault_root: Path,
+    declared_secrets: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    http: HttpHandle | None = None,
+    llm: ModelHandle | None = None,
+) -> SkillContext:
+    """Grant exactly what the class allows: vault read for all, write for FILE_WRITE, http for NETWORK,
+    declared secrets for SECRET_READ. The classes are not cumulative: a NETWORK skill cannot write.
+    The configured model endpoint, when there is one, is offered to every class."""
+    cls = SideEffectClass(side_effect_class)
+    vault = Vault(vault_root, writable=cls is SideEffectClass.FILE_WRITE)
+    client: HttpHandle | None = None
+    if cls is SideEffectClass.NETWORK:
+        client = http if http is not None else HttpClient()
+    secrets = DeclaredSecrets.from_environ(declared_secrets, environ) if cls is SideEffectClass.SECRET_READ else None
+    return SkillContext(vault=vault, http=client, secrets=secrets, llm=llm)

@@ -1,0 +1,241 @@
+"""Execution records and their append-only JSONL log (one fsync'd line per run, ingested into the ledger)."""
+
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from kavi.skills.base import SideEffectClass
+
+RECORD_VERSION: Literal[1] = 1
+# model_dump_json writes fields in declaration order, so every line starts with this.
+_RECORD_START = b'{"v":1,'
+# The log keeps an input or output whole up to this many characters of JSON; a larger one is kept as its SHA-256,
+# its size and its first EXCERPT_CHARS characters (a 10 MB value would otherwise be a 10 MB log line, read again
+# by every tail, replay and ingest). An error message is cut to EXCERPT_CHARS.
+MAX_KEPT_JSON_CHARS = 64 * 1024
+EXCERPT_CHARS = 4096
+MAX_CALLER_CHARS = 200
+
+
+class RecordNotFound(LookupError):
+    """No execution record matches an id or prefix."""
+
+
+class AmbiguousPrefix(LookupError):
+    """An id prefix matches more than one execution record."""
+
+
+def utc_now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def to_json(value: Any) -> str:
+    """Compact, key-sorted JSON; values JSON cannot represent are shown with str() rather than lost."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class ValueDigest(BaseModel):
+    """What the log keeps of a value too large to keep whole: the SHA-256 and size of its JSON, and its start."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha256: str
+    chars: int
+    excerpt: str
+
+    @classmethod
+    def of(cls, text: str) -> "ValueDigest":
+        return cls(sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), chars=len(text),
+                   excerpt=text[:EXCERPT_CHARS])
+
+
+class ExecutionRecord(BaseModel):
+    """One run of a trusted skill: what ran (name and source hash), with what, what came out, and when."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    v: Literal[1] = RECORD_VERSION
+    execution_id: str = Field(default_factory=new_id)
+    parent_execution_id: str | None = None
+    replay_of: str | None = None
+    session_id: str
+    skill_name: str
+    source_hash: str
+    side_effect_class: SideEffectClass
+    skill_version: int | None = None  # the trusted version that ran (absent in records made before versions)
+    input_json: str | None  # None only when the log kept input_digest instead
+    output_json: str | None = None
+    success: bool
+    error: str | None = None
+    started_at: str
+    finished_at: str
+    duration_ms: float
+    input_digest: ValueDigest | None = None
+    output_digest: ValueDigest | None = None
+    # Who asked for the run when it was not the local CLI: an MCP client as `mcp:NAME/VERSION` (from its initialize
+    # request). Absent from the log line when None, so records of `kavi run` read as they always did.
+    caller: str | None = Field(default=None, max_length=MAX_CALLER_CHARS)
+
+    @model_validator(mode="after")
+    def _input_kept_or_digested(self) -> "ExecutionRecord":
+        if self.input_json is None and self.input_digest is None:
+            raise ValueError("a record without its input must carry input_digest")
+        return self
+
+    @field_validator("started_at", "finished_at")
+    @classmethod
+    def _utc_iso(cls, value: str) -> str:
+        if datetime.fromisoformat(value).utcoffset() != timedelta(0):
+            raise ValueError(f"timestamp {value!r} must be ISO 8601 in UTC")
+        return value
+
+    @property
+    def short_id(self) -> str:
+        return self.execution_id[:8]
+
+    @property
+    def status(self) -> str:
+        return "ok" if self.success else "FAIL"
+
+    @property
+    def input_kept(self) -> bool:
+        """False when the log kept only a digest of the input (it was too large): such a run cannot be replayed."""
+        return self.input_json is not None
+
+    def input_data(self) -> Any:
+        """The input; None when only its digest was kept."""
+        return None if self.input_json is None else json.loads(self.input_json)
+
+    def output_data(self) -> Any:
+        return None if self.output_json is None else json.loads(self.output_json)
+
+    def summary(self) -> dict[str, Any]:
+        """The record's fields for `--json` output, with input and output decoded."""
+        data = self.model_dump(mode="json")
+        data["input"] = self.input_data()
+        data["output"] = self.output_data()
+        data["status"] = self.status
+        return data
+
+    def for_log(self) -> "ExecutionRecord":
+        """The record as the log keeps it: a value over MAX_KEPT_JSON_CHARS becomes its digest, and a long error
+        is cut. The record a run returns keeps everything (a chain maps the whole output to its next step)."""
+        update: dict[str, Any] = {}
+        if self.input_json is not None and len(self.input_json) > MAX_KEPT_JSON_CHARS:
+            update.update(input_json=None, input_digest=ValueDigest.of(self.input_json))
+        if self.output_json is not None and len(self.output_json) > MAX_KEPT_JSON_CHARS:
+            update.update(output_json=None, output_digest=ValueDigest.of(self.output_json))
+        if self.error is not None and len(self.error) > EXCERPT_CHARS:
+            update["error"] = f"{self.error[:EXCERPT_CHARS]}... [{len(self.error) - EXCERPT_CHARS} more characters]"
+        return self.model_copy(update=update) if update else self
+
+
+@dataclass(frozen=True)
+class ReadStats:
+    """How many lines of the log could not be read as records (torn writes, hand edits)."""
+
+    malformed: int = 0
+
+
+def _parse_line(raw: bytes) -> ExecutionRecord | None:
+    try:
+        return ExecutionRecord.model_validate_json(raw)
+    except (ValidationError, ValueError):
+        return None
+
+
+class ExecutionLog:
+    """Append-only JSONL of ExecutionRecords; each append is one write of one full line, fsync'd by default."""
+
+    def __init__(self, path: Path, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.last_stats = ReadStats()
+
+    def append(self, record: ExecutionRecord) -> None:
+        kept = record.for_log()
+        # The digest fields appear only on records that need them, so every other line reads as it always did.
+        absent = {name for name in ("input_digest", "output_digest", "caller") if getattr(kept, name) is None}
+        line = (kept.model_dump_json(exclude=absent) + "\n").encode("utf-8")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, flags, 0o600)
+        try:
+            # One write of one full line: O_APPEND places it at the end even with concurrent writers.
+            written = os.write(fd, line)
+            if written != len(line):
+                # Regular files only write short on a full disk or a signal; finish the line regardless.
+                rest = memoryview(line)[written:]
+                while rest:
+                    rest = rest[os.write(fd, rest) :]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def iter_records(self) -> Iterator[ExecutionRecord]:
+        """Records in file order; malformed lines are skipped and counted in `last_stats` when done."""
+        malformed = 0
+        try:
+            fh = self.path.open("rb")
+        except FileNotFoundError:
+            self.last_stats = ReadStats()
+            return
+        with fh:
+            for raw in fh:
+                if not raw.strip():
+                    continue
+                record = _parse_line(raw)
+                if record is None:
+                    malformed += 1
+                    # A crash can leave a torn line without its newline, and the next append is then glued
+                    # onto it. Every record starts with the same prefix, so the glued record is recovered.
+                    start = raw.rfind(_RECORD_START)
+                    record = _parse_line(raw[start:]) if start > 0 else None
+                if record is not None:
+                    yield record
+        self.last_stats = ReadStats(malformed=malformed)
+
+    def read_all(self) -> list[ExecutionRecord]:
+        return list(self.iter_records())
+
+    def read_with_stats(self) -> tuple[list[ExecutionRecord], ReadStats]:
+        records = self.read_all()
+        return records, self.last_stats
+
+    def find(self, prefix: str) -> ExecutionRecord:
+        """The record whose id is `prefix` or the only one starting with it."""
+        wanted = prefix.strip().lower()
+        if not wanted:
+            raise RecordNotFound("an execution id or prefix is required")
+        matches: dict[str, ExecutionRecord] = {}
+        for record in self.iter_records():
+            if record.execution_id == wanted:
+                return record
+            if record.execution_id.startswith(wanted):
+                matches.setdefault(record.execution_id, record)
+        if not matches:
+            raise RecordNotFound(f"no execution matches {prefix!r} in {self.path}")
+        if len(matches) > 1:
+            shown = sorted(matches.values(), key=lambda r: r.started_at)
+            lines = [f"{r.execution_id}  {r.skill_name}  {r.started_at}" for r in shown[:10]]
+            more = f"\n  ... and {len(shown) - 10} more" if len(shown) > 10 else ""
+            raise AmbiguousPrefix(
+                f"execution prefix {prefix!r} is ambiguous; {len(shown)} candidates:\n  " + "\n  ".join(lines) + more
+            )
+        return next(iter(matches.values()))

@@ -1,0 +1,366 @@
+"""Run a command on generated code with every isolation layer this OS allows, and say which were active."""
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kavi.sandbox import jail
+
+MAX_CAPTURE = 200_000
+PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")
+MEMORY_CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 60.0
+    cpu_s: int = 30
+    address_space_mb: int = 2048
+    file_size_mb: int = 64
+    max_processes: int = 64
+    network: bool = False
+    scratch_mb: int = 256  # the size of a job's directory when it runs on a scratch tmpfs (see run_sandboxed)
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool
+    killed_by_signal: int | None
+    isolation: dict[str, str] = field(default_factory=dict)
+    # True once the sandbox was built and the command about to start (a marker written before the exec, so
+    # nothing the command does can unsay it); False when the sandbox never got that far; None where unknown.
+    started: bool | None = None
+
+
+@functools.cache
+def netns_prefix() -> tuple[tuple[str, ...], str]:
+    """The command prefix that gives a child a fresh, empty network namespace, or why there is none."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return (), "omitted: util-linux unshare is not installed"
+    for prefix in ((unshare, "--net"), (unshare, "--net", "--map-root-user")):
+        try:
+            ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10, check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if ok:
+            how = " ".join(p.rsplit("/", 1)[-1] for p in prefix)
+            return prefix, f"active: new empty network namespace ({how})"
+    return (), "omitted: this kernel or container does not allow unprivileged network namespaces"
+
+
+@functools.cache
+def pids_cgroup_available() -> bool:
+    probe = PIDS_CGROUP_ROOT / f"kavi-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return True
+
+
+def scrubbed_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Nothing of the parent's environment: no keys, tokens, KAVI_* or DAGSTER_* variables reach the child."""
+    bindir = str(Path(sys.executable).parent)
+    env = {
+        "PATH": f"{bindir}:{SAFE_PATH}",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": str(sandbox / "home"),
+        "TMPDIR": str(sandbox / "tmp"),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        # No pydantic plugins: finding them reads every installed distribution's entry points in each job (a fresh
+        # interpreter), and a gate job runs no third-party hooks it did not ask for.
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
+        "NO_COLOR": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+class _PidsCgroup:
+    def __init__(self, max_processes: int, memory_bytes: int | None = None) -> None:
+        self.path = PIDS_CGROUP_ROOT / f"kavi-{uuid.uuid4().hex[:12]}"
+        self.path.mkdir()
+        (self.path / "pids.max").write_text(str(max_processes))
+        # Where the memory controller is there too, the job's processes together get at most `memory_bytes`
+        # (the address-space rlimit binds each process alone; sixty-four of them could still starve the host).
+        self.memory: Path | None = None
+        if memory_bytes is not None and MEMORY_CGROUP_ROOT.is_dir():
+            mem = MEMORY_CGROUP_ROOT / self.path.name
+            try:
+                mem.mkdir()
+                (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                swap = mem / "memory.memsw.limit_in_bytes"
+                if swap.exists():
+                    swap.write_text(str(memory_bytes))
+                self.memory = mem
+            except OSError:
+                with contextlib.suppress(OSError):
+                    mem.rmdir()
+
+    def join_path(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def join_paths(self) -> list[str]:
+        return [self.join_path(), *([str(self.memory / "cgroup.procs")] if self.memory else [])]
+
+    def kill_all(self) -> None:
+        for _ in range(20):
+            try:
+                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+            except OSError:
+                return
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in (self.path, self.memory):
+            if path is None:
+                continue
+            for _ in range(40):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
+def _limit_prefix(limits: Limits, nproc: int | None = None) -> tuple[list[str], str | None]:
+    """prlimit sets the rlimits before the command starts (no preexec_fn: the forge runs gates from threads)."""
+    prlimit = shutil.which("prlimit")
+    mem = limits.address_space_mb * 1024 * 1024
+    size = limits.file_size_mb * 1024 * 1024
+    if prlimit is None:
+        return [], "omitted: util-linux prlimit is not installed"
+    procs = nproc if nproc is not None else limits.max_processes
+    return [prlimit, f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}", f"--as={mem}", f"--fsize={size}",
+            f"--nproc={procs}", "--core=0", "--"], None
+
+
+# The shell writes its own pid into each cgroup (paths up to a `--`) before exec, so no child can be forked outside.
+_JOIN_CGROUPS = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+
+def _drain(stream: object, sink: bytearray) -> None:
+    read = getattr(stream, "read")  # noqa: B009 - the pipe's read, bound once
+    while True:
+        chunk = read(65536)
+        if not chunk:
+            return
+        if len(sink) < MAX_CAPTURE:
+            sink.extend(chunk[: MAX_CAPTURE - len(sink)])
+
+
+def _cgroup_for(limits: Limits, isolation: dict[str, str]) -> "_PidsCgroup | None":
+    if "cgroup" in jail.switched_off():
+        isolation["cgroup"] = f"omitted: switched off by {jail.OFF_VARIABLE} (containment test)"
+        return None
+    if pids_cgroup_available():
+        try:
+            cgroup = _PidsCgroup(limits.max_processes, limits.address_space_mb * 1024 * 1024)
+            memory = (f", memory cgroup (at most {limits.address_space_mb} MB for all its processes together)"
+                      if cgroup.memory else ", no memory cgroup here (the address-space limit binds each process)")
+            isolation["cgroup"] = (f"active: own pids cgroup (at most {limits.max_processes} processes){memory}; "
+                                   "every process in it killed when the job ends")
+            return cgroup
+        except OSError as err:
+            isolation["cgroup"] = f"omitted: pids cgroup unavailable ({err.strerror}); RLIMIT_NPROC only"
+    elif os.geteuid() == 0:
+        isolation["cgroup"] = "omitted: no pids cgroup here, and RLIMIT_NPROC does not bind root"
+    else:
+        isolation["cgroup"] = f"omitted: no pids cgroup here; RLIMIT_NPROC {limits.max_processes} (per user)"
+    return None
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    limits: Limits,
+    env_extra: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    rw: Sequence[Path] = (),
+    hold_stdin: Callable[[], object] | None = None,
+    scratch: bool = False,
+) -> SandboxResult:
+    """Run `argv` in `cwd` inside the gate sandbox (bubblewrap: user, mount, pid, net, ipc, uts and cgroup
+    namespaces, seccomp), under rlimits, in its own pids cgroup, with a scrubbed environment and a wall timeout
+    that kills every process it started. `cwd` and `rw` are the only places it can write. Where a layer cannot
+    be had, the isolation report says so, with the reason.
+
+    With `scratch`, the job sees `cwd` as a tmpfs of `limits.scratch_mb` holding the directory's files read-only:
+    it may write there, and nothing it writes reaches the host's disk (for jobs whose results come on stdout).
+
+    With `hold_stdin`, the command starts at once but gets its stdin only when `hold_stdin()` returns: a job
+    can import its tools while something else finishes, and the wall timeout counts from the release."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    (cwd / "home").mkdir(exist_ok=True)
+    (cwd / "tmp").mkdir(exist_ok=True)
+    isolation: dict[str, str] = {
+        "environment": "active: scrubbed (no secrets, keys, KAVI_* or DAGSTER_* variables)",
+        "rlimits": (f"active: cpu {limits.cpu_s}s, address space {limits.address_space_mb} MB, "
+                    f"file size {limits.file_size_mb} MB"),
+        "wall_timeout": f"active: {limits.wall_s:.0f}s, kills the whole process group",
+        "working_dir": "active: cwd, HOME and TMPDIR inside the sandbox",
+    }
+    cgroup = _cgroup_for(limits, isolation)
+    prefix: tuple[str, ...] = ()
+    pass_fds: list[int] = []
+    jail_cmd: jail.JailCommand | None = None
+    problem = jail.probe()
+    if problem is None:
+        jail_cmd = jail.build(cwd, rw, network=limits.network,
+                              scratch_bytes=limits.scratch_mb * 1024 * 1024 if scratch else None)
+        jail.hand_over([cwd, *rw], jail_cmd.run_as)
+        prefix = tuple(jail_cmd.prefix)
+        pass_fds = list(jail_cmd.pass_fds)
+        isolation.update(jail_cmd.isolation)
+    else:
+        for layer in ("user", "mount", "pid", "seccomp"):
+            isolation[layer] = f"omitted: {problem}"
+        if limits.network:
+            isolation["net"] = "omitted: this run was allowed the network"
+        else:
+            prefix, isolation["net"] = netns_prefix()
+    # With its own pids cgroup a job needs no per-user process limit, which all sandboxed jobs (one uid) share.
+    limit_prefix, limit_problem = _limit_prefix(limits, 4096 if cgroup is not None else None)
+    if limit_problem:
+        isolation["rlimits"] = limit_problem
+    marker_r: int | None = None
+    marker_w: int | None = None
+    bash = shutil.which("bash", path=SAFE_PATH)
+    if jail_cmd is not None and bash is not None and bash.startswith(("/usr/", "/bin/")):
+        marker_r, marker_w = os.pipe()
+        pass_fds.append(marker_w)
+        # Written inside the sandbox, after every layer is in place and before the command starts; then closed,
+        # so the command never holds it. (bash: a POSIX sh takes only one-digit descriptors.)
+        prefix = (*prefix, bash, "--norc", "--noprofile", "-c",
+                  f'printf 1 >&{marker_w} && exec {marker_w}>&- && exec "$@"', "kavi-gate")
+    command = [*limit_prefix, *prefix, *argv]
+    if cgroup is not None:
+        command = ["/bin/sh", "-c", _JOIN_CGROUPS, "kavi-sandbox", *cgroup.join_paths(), "--", *command]
+    t0 = time.monotonic()
+    out, errbuf = bytearray(), bytearray()
+    timed_out = False
+    try:
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=scrubbed_env(cwd, env_extra),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+        if jail_cmd is not None:
+            jail_cmd.close()
+        if marker_w is not None:
+            os.close(marker_w)
+        threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
+        for t in threads:
+            t.start()
+        if hold_stdin is not None:
+            hold_stdin()
+            t0 = time.monotonic()
+        if stdin is not None and proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(stdin)
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=limits.wall_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        # Whatever the outcome, nothing the command started may outlive it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if cgroup is not None:
+            cgroup.kill_all()
+        proc.wait()
+        for t in threads:
+            t.join(5)
+    finally:
+        if jail_cmd is not None:
+            jail_cmd.close()
+        if cgroup is not None:
+            cgroup.remove()
+    started: bool | None = None
+    if marker_r is not None:
+        os.set_blocking(marker_r, False)
+        try:
+            started = bool(os.read(marker_r, 16))
+        except BlockingIOError:
+            started = False
+        finally:
+            os.close(marker_r)
+    rc = proc.returncode
+    return SandboxResult(
+        returncode=rc,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=errbuf.decode("utf-8", "replace"),
+        duration_s=time.monotonic() - t0,
+        timed_out=timed_out,
+        killed_by_signal=-rc if rc is not None and rc < 0 else None,
+        isolation=isolation,
+        started=started,
+    )
+
+
+def read_job_file(path: Path, limit: int = 4 * 1024 * 1024) -> bytes | None:
+    """A file a sandboxed job could have replaced, read safely by the forge: never through a link, never a FIFO
+    or device (which would block or lie), never more than `limit` bytes. None when it is not such a file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, total = [], 0
+        while chunk := os.read(fd, 65536):
+            total += len(chunk)
+            if total > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def fresh_dir(root: Path, name: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root))

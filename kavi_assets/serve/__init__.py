@@ -1,1 +1,0 @@
-"""`kavi serve`: the trusted skills as Model Context Protocol tools (kavi_assets.serve.server)."""
