@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import kavi
 import kavi_assets
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.proposals.model import parse_proposal
@@ -28,7 +29,8 @@ from kavi.sandbox.warm import run_warm
 pytestmark = pytest.mark.containment
 
 ATTACKS = (Path(__file__).parent / "attacks.py").read_text()
-PACKAGE = Path(kavi_assets.__file__).resolve().parent
+PACKAGE = Path(kavi.__file__).resolve().parent  # the core: the runners and the recorded answers
+CONTRACT = Path(kavi_assets.__file__).resolve().parent  # the package of the contract skills import
 LAYER_ATTACK = {  # the attack each layer alone stops
     "user": "privileges",
     "mount": "write_tmp",
@@ -89,6 +91,7 @@ class World:
             "write_registry": f"write {home}/registry.json",
             "write_skills": f"write {home}/skills/planted.py",
             "write_runner": f"write {PACKAGE}/gates/acceptance_runner.py",
+            "write_contract": f"write {CONTRACT}/skills/base.py",
             "read_ledger": f"read {home}/ledger.duckdb",
             "read_ssh": f"read {self.user_home}/.ssh/id_rsa",
             "read_cassette": f"read {PACKAGE}/llm/cassettes/word_count.yaml",
@@ -247,6 +250,7 @@ def test_every_attack_from_a_gate_job_is_contained(world: World, tmp_path: Path)
         assert res.isolation[layer].startswith("active"), (layer, res.isolation[layer])
     # and the package the gates run from is intact
     assert (PACKAGE / "gates" / "acceptance_runner.py").read_text().startswith('"""Runs inside the gate sandbox')
+    assert (CONTRACT / "skills" / "base.py").read_text().startswith('"""The skill contract as skills import it')
 
 
 @pytest.mark.parametrize("layer", sorted(LAYER_ATTACK))
