@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kavi.gates.types import ALL_GATES
 from kavi.ledger.records import GENESIS_HASH, ForgeRecords, promotion_hash
 from kavi.ledger.schema import LATEST_BUILD_SET, LATEST_BUILDS
 from kavi.ledger.store import Ledger
+from kavi.verdicts import ALL_GATES
 
 SPEC = {
     "name": "__NAME__", "description": "A seeded proposal for the ledger scale benchmark.",

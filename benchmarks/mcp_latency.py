@@ -30,10 +30,10 @@ from mcp.client.stdio import stdio_client
 
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import approve, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
+from kavi.verdicts import ALL_GATES, GateResult
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = {"text": "the quick brown fox\njumps over the lazy dog"}

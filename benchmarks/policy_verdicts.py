@@ -32,11 +32,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kavi.gates.types import Violation
 from kavi.policy.invariants import check_invariants
 from kavi.policy.policy import Policy, load_policy
 from kavi.policy.scanner import scan_source
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import Violation
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

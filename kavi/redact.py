@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kavi.gates.types import GateResult
+from kavi.verdicts import GateResult
 
 if TYPE_CHECKING:
     from kavi.proposals.model import Proposal

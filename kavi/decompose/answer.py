@@ -13,9 +13,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from kavi.config import env_int
-from kavi.decompose.composition import Composition, CompositionError, parse_composition, validate_composition
+from kavi.decompose.composition import validate_composition
 from kavi.proposals.bounds import PROPOSAL_BOUNDS, BoundsError, parse_json_bounded
 from kavi.proposals.model import Proposal, ProposalError, check_build_prompt, parse_proposal
+from kavi.runtime.composition import Composition, CompositionError, parse_composition
 from kavi.skills.base import SideEffectClass
 
 MIN_CHILDREN = 2

@@ -19,14 +19,13 @@ from kavi.decompose.answer import (
     DecompositionError,
     parse_decomposition,
 )
-from kavi.decompose.composition import composition_doc, doc_bytes, parse_composition
+from kavi.decompose.composition import composition_doc, doc_bytes
 from kavi.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, DecompositionRecords, DecompositionRow
 from kavi.decompose.verify import composition_acceptance
 from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import VERIFIED as BUILD_VERIFIED
 from kavi.forge.pipeline import VERIFY_FAILED, intake
-from kavi.gates.types import GateResult
 from kavi.ledger.records import new_build_id
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.llm.client import LLMError
@@ -34,7 +33,9 @@ from kavi.llm.prompts import build_headers
 from kavi.proposals.model import Proposal
 from kavi.redact import Redactor
 from kavi.research.escalation import Trigger
+from kavi.runtime.composition import parse_composition
 from kavi.sandbox.runner import Limits
+from kavi.verdicts import GateResult
 
 GATE_CHILDREN = "children"
 DECOMPOSE_KIND = "decompose"

@@ -13,11 +13,11 @@ from typing import Any
 from kavi.build.sandbox_dir import write_files
 from kavi.gates.acceptance import _cases, job_case, judge_examples
 from kavi.gates.acceptance_runner import RESULT_PREFIX
-from kavi.gates.types import GATE_ACCEPTANCE, GateResult
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.sandbox.runner import Limits
 from kavi.sandbox.warm import run_warm
+from kavi.verdicts import GATE_ACCEPTANCE, GateResult
 
 
 def composition_acceptance(work: Path, parent: Proposal, doc: Mapping[str, Any], child_bytes: Mapping[str, bytes],

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kavi.forge.ceremony import Ceremony, CeremonyLevel
 from kavi.forge.context import ForgeContext
 from kavi.forge.independent import NO_SECOND_MODEL, ModelChoice, choose_model
-from kavi.gates.types import GATE_COACH, GateResult
 from kavi.ledger.coach_records import CoachReviewRow, record_review
 from kavi.ledger.records import BuildRow
 from kavi.lifecycle import Verdict
@@ -36,6 +35,7 @@ from kavi.proposals.model import Proposal
 from kavi.redact import Redactor
 from kavi.routing.complexity import score_complexity
 from kavi.routing.task_type import task_type
+from kavi.verdicts import GATE_COACH, GateResult
 
 FINDING_KINDS = ("requirement_not_met", "scope_beyond_spec", "test_asserts_nothing", "suspicious_behaviour")
 MAX_ANSWER_CHARS = 20_000

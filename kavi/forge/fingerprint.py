@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from kavi.gates.types import ALL_GATES
 from kavi.home import KaviHome
+from kavi.verdicts import ALL_GATES
 
 # The policy files (kavi/policy/policy.py names the same two): located here without importing the policy
 # module, whose imports a `kavi run` would otherwise pay for at its start.

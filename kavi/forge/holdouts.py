@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kavi.forge.context import ForgeContext
-from kavi.gates.types import GATE_DIFFERENTIAL
 from kavi.ledger.records import RevisionOutcome
 from kavi.proposals.model import Example, Proposal, ProposalError, parse_proposal
 from kavi.proposals.values import value_matches
 from kavi.routing.complexity import score_complexity
+from kavi.verdicts import GATE_DIFFERENTIAL
 
 
 class HoldoutError(ProposalError):

@@ -27,7 +27,6 @@ from kavi.gates.infra import describe_oserror, is_infra_oserror
 from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi.gates.runner import prestart as prestart_gates
 from kavi.gates.tools import mypy_cache_warm, warm_mypy_cache
-from kavi.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi.ledger.records import BuildRow, LedgerRecordError, PromotionRow, ProposalRow, new_build_id
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
@@ -42,6 +41,7 @@ from kavi.routing.complexity import attempt_budget, score_complexity
 from kavi.routing.posteriors import prior_params
 from kavi.routing.task_type import task_type
 from kavi.routing.thompson import choose_from_params
+from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
 
 BUILD_OK = "BUILT"
 BUILD_FAILED = "BUILD_FAILED"
@@ -963,7 +963,7 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     tests = ctx.store.get(str(build.test_sha256)) if build.test_sha256 else None
     # Each version has its own file, named after it: promoting version N never touches the files of the others.
     target = ctx.home.skill_version_file(name, version)
-    from kavi.decompose.composition import parse_doc
+    from kavi.runtime.composition import parse_doc
 
     if parse_doc(source) is not None:  # a decomposed parent's trusted artifact is its composition (JSON), not code
         target = target.with_suffix(".composition.json")

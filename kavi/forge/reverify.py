@@ -18,12 +18,12 @@ from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_pol
 from kavi.gates.differential import EvidenceConfig
 from kavi.gates.infra import infrastructure_cause
 from kavi.gates.runner import GateConfig, run_gates
-from kavi.gates.types import GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi.ledger.ground import GroundRecords, VerificationRow, VersionEvent
 from kavi.ledger.records import TrustedRecord
 from kavi.policy.policy import load_policy
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.redact import Redactor
+from kavi.verdicts import GATE_COVERAGE, GATE_PYTEST, GateResult
 
 FORGE = "forge"
 REVERIFY = "reverify"

@@ -20,11 +20,11 @@ from typing import Any
 
 from kavi.build.sandbox_dir import write_files
 from kavi.gates.acceptance_runner import RESULT_PREFIX
-from kavi.gates.types import GATE_ACCEPTANCE, GateResult
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.sandbox.runner import Limits, read_job_file
 from kavi.sandbox.warm import run_warm
+from kavi.verdicts import GATE_ACCEPTANCE, GateResult
 
 
 def equal(a: Any, b: Any) -> bool:

@@ -37,7 +37,7 @@ def _child_context(child: dict[str, Any], case: dict[str, Any], vault_root: Path
 
 def run_case(doc: dict[str, Any], classes: dict[str, Any], children: dict[str, dict[str, Any]],
              case: dict[str, Any], entry: dict[str, Any]) -> None:
-    from kavi.decompose.composition import StepFailed, run_composition
+    from kavi.runtime.composition import StepFailed, run_composition
 
     vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
     try:
@@ -86,7 +86,7 @@ def main() -> None:
     # Not httpx: only a NETWORK child's fixtures need it (acceptance_runner._import_httpx, when they are built).
     import pydantic  # noqa: F401
 
-    import kavi.decompose.composition
+    import kavi.runtime.composition
     import kavi.runtime.handles
     import kavi.skills.loading  # noqa: F401
 

@@ -6,7 +6,7 @@ import errno
 import re
 import signal
 
-from kavi.gates.types import GATE_ACCEPTANCE, GATE_COACH, GATE_MYPY, GATE_PYTEST, GATE_RUFF, GateResult
+from kavi.verdicts import GATE_ACCEPTANCE, GATE_COACH, GATE_MYPY, GATE_PYTEST, GATE_RUFF, GateResult
 
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127

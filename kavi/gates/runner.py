@@ -27,18 +27,18 @@ from kavi.gates.generate import generated_cases
 from kavi.gates.static import invariants_gate, policy_gate
 from kavi.gates.testing import pytest_and_coverage
 from kavi.gates.tools import mypy_gate, ruff_gate
-from kavi.gates.types import (
+from kavi.lifecycle import Verdict
+from kavi.proposals.model import Proposal
+from kavi.sandbox.runner import Limits, read_job_file
+from kavi.sandbox.slots import gate_slot
+from kavi.skills.source import source_problem
+from kavi.verdicts import (
     DETERMINISTIC_GATES,
     GATE_ACCEPTANCE,
     GATE_DIFFERENTIAL,
     GATE_POLICY,
     GateResult,
 )
-from kavi.lifecycle import Verdict
-from kavi.proposals.model import Proposal
-from kavi.sandbox.runner import Limits, read_job_file
-from kavi.sandbox.slots import gate_slot
-from kavi.skills.source import source_problem
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@
 import time
 from pathlib import Path
 
-from kavi.gates.types import GATE_INVARIANTS, GATE_POLICY, GateResult
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
+from kavi.verdicts import GATE_INVARIANTS, GATE_POLICY, GateResult
 
 
 def _syntax_failure(gate: str, err: SyntaxError, t0: float) -> GateResult:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from kavi.gates.pytest_report import RESULT_PREFIX
-from kavi.gates.types import GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi.lifecycle import Verdict
 from kavi.sandbox.runner import Limits, SandboxResult, read_job_file
 from kavi.sandbox.warm import run_warm
+from kavi.verdicts import GATE_COVERAGE, GATE_PYTEST, GateResult
 
 PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
 PLUGIN = "kavi.gates.pytest_report"

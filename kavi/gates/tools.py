@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import kavi
-from kavi.gates.types import GATE_MYPY, GATE_RUFF, GateResult
 from kavi.lifecycle import Verdict
 from kavi.sandbox.runner import Limits
 from kavi.sandbox.warm import run_warm
+from kavi.verdicts import GATE_MYPY, GATE_RUFF, GateResult
 
 RUFF_SELECT = "E,F,W,I,B,UP"
 RUFF_LINE_LENGTH = 110

@@ -11,12 +11,12 @@ from typing import Any
 
 import duckdb
 
-from kavi.gates.types import GateResult
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.store import Ledger, utcnow
 from kavi.lifecycle import ProposalStatus
 from kavi.proposals.model import Proposal
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import GateResult
 
 GENESIS_HASH = "0" * 64
 

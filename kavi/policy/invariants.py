@@ -2,8 +2,8 @@
 
 import ast
 
-from kavi.gates.types import Violation
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import Violation
 
 REQUIRED_ATTRIBUTES = ("name", "description", "input_model", "output_model", "side_effect_class")
 

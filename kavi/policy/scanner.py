@@ -15,10 +15,10 @@ bound in more than one way is never trusted to be the builtin or the import it l
 import ast
 from collections.abc import Sequence
 
-from kavi.gates.types import Violation
 from kavi.policy.families.import_time import ImportTimeRules
 from kavi.policy.policy import Policy, default_policy
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import Violation
 
 
 class _Scanner(ImportTimeRules):

@@ -67,7 +67,7 @@ def audit(records: ForgeRecords, home: KaviHome, *, policy_path: Path | None = N
     if state.refreshable and refresh_stale:
         write_registry(records, home.registry_path)
         note = f"{note}: regenerated" if note else "regenerated"
-    from kavi.decompose.composition import parse_doc
+    from kavi.runtime.composition import parse_doc
 
     files: list[str] = []
     policy: list[str] = []

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kavi.gates.infra import infrastructure_cause
-from kavi.gates.types import (
+from kavi.lifecycle import FailureKind
+from kavi.verdicts import (
     GATE_ACCEPTANCE,
     GATE_COACH,
     GATE_COVERAGE,
@@ -20,7 +21,6 @@ from kavi.gates.types import (
     GATE_RUFF,
     GateResult,
 )
-from kavi.lifecycle import FailureKind
 
 MAX_MESSAGES_PER_GATE = 12
 MAX_MESSAGE_CHARS = 400

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from kavi.home import KaviHome
+from kavi.runtime.composition import StepFailed, check_fields, parse_doc, run_composition
 from kavi.runtime.errors import ConfirmationRequired, SkillLoadError, SkillNotTrusted
 from kavi.runtime.handles import context_for
 from kavi.runtime.records import ExecutionLog, ExecutionRecord, new_id, to_json, utc_now_iso
@@ -173,8 +174,6 @@ class SkillRunner:
         """A decomposed parent: its trusted bytes (hash-checked like any skill's) are a composition, run as a chain of
         its children, each pinned to the version and hash the composition was verified with. Each child's run is a
         record of its own whose parent is this run's record."""
-        from kavi.decompose.composition import StepFailed, check_fields, parse_doc, run_composition
-
         doc = parse_doc(self.loader.verify(skill))  # TrustError (a refusal) before anything runs
         if doc is None:
             return self._finish(ctx, output=None, error=f"SkillLoadError: {skill.path} is not a composition")
@@ -335,8 +334,6 @@ def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None =
 
 def _composition_info(loader: TrustLoader, skill: TrustedSkill, versions: tuple[int, ...]) -> SkillInfo:
     """A decomposed parent as `kavi skills` shows it: the chain of its children, its fields from the composition."""
-    from kavi.decompose.composition import parse_doc
-
     error: str | None
     try:
         doc = parse_doc(loader.verify(skill))

@@ -153,8 +153,8 @@ def _schemas(loader: TrustLoader, skill: TrustedSkill, name: str) -> tuple[str, 
     """Description, input and output schema of a trusted version, read through the trust loader (hash check first).
     A decomposed parent's trusted bytes are a composition, not a module: its schemas come from the parent's fields
     the composition carries, and a call runs the chain of its children (the runner `kavi run` uses)."""
-    from kavi.decompose.composition import parse_doc
     from kavi.proposals.values import fields_json_schema
+    from kavi.runtime.composition import parse_doc
     from kavi.runtime.errors import SkillLoadError
     from kavi.runtime.executor import COMPOSITION_SUFFIX
 

@@ -12,8 +12,8 @@ from kavi.forge import pipeline
 from kavi.forge.batch import routing_as_of
 from kavi.forge.ceremony import plan_markdown
 from kavi.forge.context import ForgeContext
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.routing.thompson import NoModelAvailable
+from kavi.verdicts import ALL_GATES, GateResult
 from kavi_assets.assets.partitions import proposals_partitions
 from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource

@@ -20,12 +20,12 @@ def check(
     policy: Annotated[Path | None, typer.Option("--policy", help="a policy file that tightens the default")] = None,
 ) -> None:
     """Run the policy scan and the AST invariants on one skill file."""
-    from kavi.gates.types import Violation
     from kavi.policy.invariants import check_invariants
     from kavi.policy.policy import PolicyError, load_policy
     from kavi.policy.scanner import scan_source
     from kavi.skills.base import SideEffectClass
     from kavi.skills.source import source_problem
+    from kavi.verdicts import Violation
 
     err = make_console(stderr=True)
     try:

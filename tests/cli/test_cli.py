@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import approve, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import parse_proposal
+from kavi.verdicts import ALL_GATES, GateResult
 from kavi_assets.cli.main import app
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"

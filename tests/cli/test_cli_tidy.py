@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 import kavi_assets
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import approve, intake, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
+from kavi.verdicts import ALL_GATES, GateResult
 from kavi_assets.cli import demo_cmd
 from kavi_assets.cli.main import app
 

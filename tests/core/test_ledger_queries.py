@@ -7,7 +7,6 @@ from typing import Any
 import duckdb
 import pytest
 
-from kavi.gates.types import GateResult
 from kavi.ledger import store
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.records import ForgeRecords, LedgerConflictError
@@ -15,6 +14,7 @@ from kavi.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from kavi.ledger.store import Ledger
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
+from kavi.verdicts import GateResult
 
 
 def _propose(records: ForgeRecords, name: str, data: dict[str, Any], **extra: Any) -> None:

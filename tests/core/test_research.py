@@ -1,10 +1,10 @@
 """Research: deterministic classification of failures and the escalation triggers."""
 
-from kavi.gates.types import GateResult
 from kavi.lifecycle import FailureKind, Verdict
 from kavi.research.classifier import AttemptFailure, classify
 from kavi.research.escalation import EscalationInput, Trigger, changed_ratio, triggers_for
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import GateResult
 
 
 def _gate(gate: str, ok: bool, msgs: list[str], reason: str = "", **details: object) -> GateResult:

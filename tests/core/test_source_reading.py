@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from kavi.build.allowlist import check_allowlist
 from kavi.forge import pipeline
 from kavi.forge.context import ForgeContext, ForgeSettings
-from kavi.gates.types import GATE_POLICY
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
 from kavi.skills.loading import exec_skill_module
 from kavi.skills.source import SourceEncodingError, decode_source, source_problem
+from kavi.verdicts import GATE_POLICY
 from kavi_assets.cli.main import app
 from resources.llm import LLMResource
 

@@ -7,10 +7,10 @@ import dagster as dg
 
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import approve, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import parse_proposal
+from kavi.verdicts import ALL_GATES, GateResult
 from kavi_assets.assets.audit import TRUST_AUDIT_KEY, trust_audit
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource

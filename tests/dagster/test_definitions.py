@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from kavi.gates.types import ALL_GATES
+from kavi.verdicts import ALL_GATES
 from kavi_assets.definitions import defs
 
 

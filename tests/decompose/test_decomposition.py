@@ -16,10 +16,10 @@ from kavi.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, Decomposi
 from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import approve, intake, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import Proposal, load_proposal, parse_proposal
+from kavi.verdicts import ALL_GATES, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "examples" / "answers"

@@ -9,10 +9,10 @@ from typing import Any
 
 from kavi.forge.context import ForgeContext
 from kavi.forge.pipeline import approve, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
+from kavi.verdicts import ALL_GATES, GateResult
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 WORD_COUNT_V1 = (ANSWERS / "word_count" / "1" / "skill.py").read_text()

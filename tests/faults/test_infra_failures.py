@@ -25,13 +25,13 @@ from fault_support import (
 
 from kavi.forge import pipeline
 from kavi.forge.context import ForgeContext
-from kavi.gates.types import GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.llm.client import LLMError, LLMErrorKind, retry_after_s
 from kavi.llm.prompts import PromptTooLarge
 from kavi.research.classifier import AttemptFailure, classify
 from kavi.sandbox.runner import SandboxResult
+from kavi.verdicts import GateResult
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from sensors.retry import retry_failed_attempts

@@ -18,11 +18,11 @@ from fault_support import (
 
 from kavi.forge import pipeline
 from kavi.forge.context import ForgeContext
-from kavi.gates.types import GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.llm.client import LLMError
 from kavi.redact import REDACTED, Redactor
+from kavi.verdicts import GateResult
 
 FAKE_KEY = "sk-proj-" + "Zq8" * 10
 HOLDOUT = "zebra quokka narwhal"  # the holdout input of word_count_proposal()

@@ -28,13 +28,13 @@ from kavi.forge.coach import (
 )
 from kavi.forge.context import ForgeContext, ForgeSettings
 from kavi.forge.levels import proposal_ceremony, set_level
-from kavi.gates.types import GATE_COACH, GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi.home import KaviHome
 from kavi.ledger.coach_records import review_summary, reviews
 from kavi.lifecycle import FailureKind, Verdict
 from kavi.proposals.model import parse_proposal
 from kavi.routing.complexity import attempt_budget
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import GATE_COACH, GATE_COVERAGE, GATE_PYTEST, GateResult
 from kavi_assets.cli.main import app
 from resources.llm import LLMResource
 

@@ -16,10 +16,10 @@ from kavi.forge.ceremony import CeremonyLevel, ceremony_for, evidence_decision, 
 from kavi.forge.context import ForgeContext, ForgeSettings
 from kavi.forge.holdouts import HoldoutError, add_holdout, counterexample_input, counterexamples
 from kavi.forge.independent import NO_SECOND_MODEL, choose_model, obtain_independent
-from kavi.gates.types import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
+from kavi.verdicts import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
 from kavi_assets.cli.main import app
 from resources.gates import GateRunnerResource
 from resources.llm import LLMResource

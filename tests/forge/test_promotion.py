@@ -6,13 +6,13 @@ import pytest
 
 from kavi.forge.context import ForgeContext, ForgeSettings
 from kavi.forge.pipeline import PromotionRefused, approve, promote
-from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import sha256_bytes
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.promotion.registry import registry_drift, write_registry
 from kavi.proposals.model import parse_proposal
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import ALL_GATES, GateResult
 
 SOURCE = b"# a verified skill\n"
 

@@ -16,11 +16,11 @@ from kavi.gates.acceptance import run_cases
 from kavi.gates.differential import EvidenceConfig, output_problem
 from kavi.gates.infra import infrastructure_cause
 from kavi.gates.runner import GateConfig, run_gates
-from kavi.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi.lifecycle import FailureKind, Verdict
 from kavi.proposals.model import Proposal
 from kavi.research.classifier import AttemptFailure, classify
 from kavi.sandbox.runner import Limits
+from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "examples" / "answers"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kavi.gates.runner import GateConfig, run_gates
-from kavi.gates.types import GateResult
 from kavi.proposals.model import Proposal, parse_proposal
+from kavi.verdicts import GateResult
 
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()

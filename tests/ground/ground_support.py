@@ -80,8 +80,8 @@ def trust(home: KaviHome, approver: str = "ada", **kw: Any) -> VerifyOutcome:
 def trust_recorded(home: KaviHome, approver: str = "ada", coach: bool = False, **kw: Any) -> str:
     """A trusted version whose gate verdicts are recorded without running the gates (fast): for the tests of what a
     promotion records, not of the gates. With `coach`, a coach gate's verdict is among them."""
-    from kavi.gates.types import DETERMINISTIC_GATES, GATE_COACH, GateResult
     from kavi.lifecycle import ProposalStatus, Verdict
+    from kavi.verdicts import DETERMINISTIC_GATES, GATE_COACH, GateResult
 
     build_id = built(home, **kw)
     ctx = ctx_for(home)

@@ -21,11 +21,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kavi.gates.types import Violation
 from kavi.policy.invariants import check_invariants
 from kavi.policy.policy import Policy, PolicyError, load_policy
 from kavi.policy.scanner import scan_source
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import Violation
 from kavi_assets.cli.main import app
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from kavi.gates.types import Violation
 from kavi.policy.families import import_time
 from kavi.policy.scanner import scan_source
 from kavi.skills.base import SideEffectClass
 from kavi.skills.loading import exec_skill_module
+from kavi.verdicts import Violation
 
 HEADER = '''\
 import collections

@@ -5,10 +5,10 @@ import textwrap
 
 import pytest
 
-from kavi.gates.types import Violation
 from kavi.policy.policy import default_policy
 from kavi.policy.scanner import scan_source
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import Violation
 
 POLICY = default_policy()
 MIXED = sorted(name for name, e in POLICY.modules.items() if e.verdict == "mixed")

@@ -7,11 +7,12 @@ from pydantic import ValidationError
 from runtime_skills import ECHO, Registry
 
 from kavi.home import KaviHome
-from kavi.runtime.chain import ChainSpec, ChainStep, resolve_path, run_chain
+from kavi.runtime.chain import ChainSpec, run_chain
 from kavi.runtime.errors import ChainMappingError, ConfirmationRequired, ReplayRefused, SkillNotTrusted
 from kavi.runtime.executor import SkillRunner
 from kavi.runtime.records import RecordNotFound
 from kavi.runtime.replay import replay
+from kavi.runtime.steps import ChainStep, resolve_path
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from kavi.gates.types import Violation
 from kavi.policy.bindings import Bindings
 from kavi.policy.capabilities import attribute_refusal
 from kavi.policy.policy import Policy
 from kavi.skills.base import SideEffectClass
+from kavi.verdicts import Violation
 
 HANDLE_ROOTS = ("vault", "http", "secrets", "llm")
 FORMAT_METHODS = ("format", "format_map", "vformat")

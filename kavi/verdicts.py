@@ -1,4 +1,4 @@
-"""What a gate reports: a verdict, why, how long it took, and the tool's own messages."""
+"""The gates' vocabulary: gate names, a policy finding (Violation) and a gate's verdict on a build (GateResult)."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +13,7 @@ GATE_POLICY = "policy"
 GATE_INVARIANTS = "invariants"
 GATE_ACCEPTANCE = "acceptance"
 GATE_DIFFERENTIAL = "differential"
-# The coach (issue 12): a second model's review after the deterministic gates passed; not run by run_gates.
+# The coach: a second model's review after the deterministic gates passed; not run by run_gates.
 GATE_COACH = "coach"
 
 # The gates run_gates runs (tools and the forge's own checks: the model cannot argue with them).
