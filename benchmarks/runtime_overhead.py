@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kavi.home import KaviHome
+from kavi.runtime.context import context_for
 from kavi.runtime.executor import SkillRunner
-from kavi.runtime.handles import context_for
 from kavi.runtime.records import ExecutionLog
 from kavi.runtime.trust import TrustedSkill, TrustLoader
 from kavi.skills.base import SideEffectClass

@@ -55,7 +55,7 @@ def _fixture_transport(responses: dict[str, Any]) -> Any:
     _import_httpx()
     import httpx
 
-    from kavi.runtime.handles import normalize_url
+    from kavi.runtime.http_client import normalize_url
 
     table = {normalize_url(url): value for url, value in responses.items()}
 
@@ -112,7 +112,8 @@ def write_vault_files(vault_root: Path, files: dict[str, str]) -> None:
 
 
 def _context(job: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any:
-    from kavi.runtime.handles import HttpClient, context_for
+    from kavi.runtime.context import context_for
+    from kavi.runtime.http_client import HttpClient
     from kavi.skills.base import SideEffectClass
 
     write_vault_files(vault_root, {str(k): str(v) for k, v in (case.get("vault_files") or {}).items()})
@@ -157,7 +158,9 @@ def _error_kind(err: BaseException, skill_file: str) -> str:
     answer through a handle (a missing vault file, an HTTP error, an undeclared secret); "raised" for the rest,
     an exception an operation of the skill ran into (ZeroDivisionError, IndexError, KeyError, RecursionError...),
     which is a bug the input exposed."""
-    from kavi.runtime.handles import HttpHandleError, ModelHandleError, SecretsError
+    from kavi.runtime.declared_secrets import SecretsError
+    from kavi.runtime.http_client import HttpHandleError
+    from kavi.runtime.model_endpoint import ModelHandleError
 
     if isinstance(err, ValueError | OSError | HttpHandleError | SecretsError | ModelHandleError):
         return "rejected"
@@ -253,7 +256,8 @@ def main() -> None:
     # job is a fresh interpreter, and only a NETWORK skill's fixtures need it (see _import_httpx).
     import pydantic  # noqa: F401
 
-    import kavi.runtime.handles
+    import kavi.runtime.context
+    import kavi.runtime.model_endpoint
     import kavi.skills.base
     import kavi.skills.loading  # noqa: F401
 

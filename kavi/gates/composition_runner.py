@@ -24,7 +24,8 @@ from kavi.gates.acceptance_runner import (
 
 
 def _child_context(child: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any:
-    from kavi.runtime.handles import HttpClient, context_for
+    from kavi.runtime.context import context_for
+    from kavi.runtime.http_client import HttpClient
     from kavi.skills.base import SideEffectClass
 
     side = SideEffectClass(child["side_effect_class"])
@@ -87,7 +88,7 @@ def main() -> None:
     import pydantic  # noqa: F401
 
     import kavi.runtime.composition
-    import kavi.runtime.handles
+    import kavi.runtime.context
     import kavi.skills.loading  # noqa: F401
 
     job = json.loads(sys.stdin.read())

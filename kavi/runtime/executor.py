@@ -9,8 +9,8 @@ from pydantic import BaseModel, ValidationError
 
 from kavi.home import KaviHome
 from kavi.runtime.composition import StepFailed, check_fields, parse_doc, run_composition
+from kavi.runtime.context import context_for
 from kavi.runtime.errors import ConfirmationRequired, SkillLoadError, SkillNotTrusted
-from kavi.runtime.handles import context_for
 from kavi.runtime.records import ExecutionLog, ExecutionRecord, new_id, to_json, utc_now_iso
 from kavi.runtime.trust import TrustedSkill, TrustError, TrustLoader, default_loader
 from kavi.skills.base import HttpHandle, ModelHandle, SideEffectClass

@@ -44,7 +44,9 @@ from kavi.sandbox.runner import (
 GATE_PRELOAD: tuple[str, ...] = (
     "pydantic",
     "kavi_assets.skills.base",
-    "kavi_assets.runtime.handles",
+    "kavi_assets.runtime.handles",  # the handles as forged tests import them
+    "kavi.runtime.context",  # and as the acceptance runner builds a skill's context
+    "kavi.runtime.model_endpoint",
     "kavi.gates.acceptance_runner",
     "coverage",
     "coverage.cmdline",

@@ -44,9 +44,11 @@ def expected_errors() -> tuple[type[BaseException], ...]:
 
     errors += [LakeConfigError, LakeUnavailableError, LedgerCommitConflict]  # the shared ledger (KAVI_LEDGER_URL)
     try:
+        from kavi.runtime.declared_secrets import SecretsError
         from kavi.runtime.errors import ChainMappingError, RuntimeRefusal
-        from kavi.runtime.handles import HttpHandleError, SecretsError, VaultPathError
+        from kavi.runtime.http_client import HttpHandleError
         from kavi.runtime.records import AmbiguousPrefix, RecordNotFound
+        from kavi.runtime.vault import VaultPathError
 
         errors += [RuntimeRefusal, ChainMappingError, VaultPathError, HttpHandleError, SecretsError, AmbiguousPrefix,
                    RecordNotFound]

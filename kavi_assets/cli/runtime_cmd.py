@@ -96,7 +96,7 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersio
     log = ExecutionLog(h.executions_log, fsync=fsync)
     model = None
     if os.environ.get("KAVI_LLM_BASE_URL", "").strip():
-        from kavi.runtime.handles import model_from_env
+        from kavi.runtime.model_endpoint import model_from_env
 
         model = model_from_env()  # summarize_note and search_notes use it; without it they fall back
     return SkillRunner(h, trusted.get, log, llm=model), log, trusted

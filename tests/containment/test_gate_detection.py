@@ -83,7 +83,7 @@ def _production(tmp_path: Path, source: str) -> Any:
     skill = TrustedSkill("probe_words", path, hashlib.sha256(source.encode()).hexdigest(),
                          SideEffectClass.READ_ONLY)
     cls = TrustLoader().load(skill)
-    from kavi.runtime.handles import context_for
+    from kavi.runtime.context import context_for
 
     ctx = context_for(SideEffectClass.READ_ONLY, vault_root=tmp_path / "vault")
     return cls(ctx).execute(cls.input_model.model_validate({"text": "one two"}))

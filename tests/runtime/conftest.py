@@ -8,7 +8,7 @@ from runtime_skills import SOURCES, Registry
 
 from kavi.home import KaviHome
 from kavi.runtime.executor import SkillRunner
-from kavi.runtime.handles import FixtureHttp
+from kavi.runtime.http_client import FixtureHttp
 from kavi.runtime.records import ExecutionLog
 from kavi.runtime.trust import TrustLoader
 

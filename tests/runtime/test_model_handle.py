@@ -14,7 +14,7 @@ from runtime_skills import install_source
 
 from kavi.home import KaviHome
 from kavi.runtime.executor import SkillRunner
-from kavi.runtime.handles import EndpointModel, ModelHandleError, model_from_env
+from kavi.runtime.model_endpoint import EndpointModel, ModelHandleError, model_from_env
 from kavi.runtime.records import ExecutionLog
 from kavi.runtime.trust import TrustedSkill
 from kavi.skills.base import SideEffectClass

@@ -7,20 +7,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kavi.runtime.handles import (
-    DeclaredSecrets,
-    FixtureHttp,
-    HttpClient,
-    HttpHandleError,
-    SecretMissing,
-    SecretNotDeclared,
-    Vault,
-    VaultLimitError,
-    VaultPathError,
-    VaultWriteDenied,
-    context_for,
-    glob_to_regex,
-)
+from kavi.runtime.context import context_for
+from kavi.runtime.declared_secrets import DeclaredSecrets, SecretMissing, SecretNotDeclared
+from kavi.runtime.http_client import FixtureHttp, HttpClient, HttpHandleError
+from kavi.runtime.vault import Vault, VaultLimitError, VaultPathError, VaultWriteDenied, glob_to_regex
 from kavi.skills.base import SideEffectClass
 
 
