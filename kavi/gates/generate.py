@@ -14,13 +14,23 @@ directory): nothing is written to disk.
 
 import json
 import math
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
+from kavi.gates.boundary import (
+    FALLBACK_ALPHABET,
+    MAX_DEPTH,
+    MAX_POSITIONS,
+    Pools,
+    boundary_inputs,
+    canonical,
+    fits,
+    scalar_leaves,
+    shown_pools,
+    simplest_values,
+)
 from kavi.proposals.model import Example, FieldSpec, Proposal
 from kavi.proposals.values import FieldType, parse_type
 
@@ -38,293 +48,14 @@ ALPHABET = (
 )
 KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz_0123456789"
 _lock = threading.Lock()  # Hypothesis keeps per-process state while a test function runs: one generation at a time
-
-
-def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-# --- what the builder is shown, gathered once ------------------------------------------------------------------------
-
-MAX_POSITIONS = 8  # elements of one list (keys of one object) whose values are varied one at a time
-MAX_DEPTH = 6  # nesting levels the boundary values and the shaped draws reach
-MAX_NEAR = 120  # boundary values kept for one value (the first ranks win)
-MAX_VOCABULARY = 48
 MAX_SHAPED_KEYS = 16  # keys of one object drawn afresh; the rest keep their shown values
 SHAPE_SHARE = 2 / 3  # of the Hypothesis draws, the share shaped like a shown example (the rest: the schema's)
-FALLBACK_ALPHABET = "abcAB "
-# A word the description quotes ('one', "GET", `utf-8`): specs often list the valid tokens that way.
-_QUOTED = re.compile(r"'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"|`([^`\s]{1,40})`")
-_SPACE = re.compile(r"(\s+)")
-
-
-@dataclass(frozen=True)
-class _Pools:
-    """Material for values the examples do not hold, taken only from what the builder is shown (the examples, the
-    description and the field descriptions; never a holdout): the strings the examples hold, the words in them and
-    the words the description quotes, and per field the characters of its strings and its numbers."""
-
-    strings: tuple[str, ...]
-    words: tuple[str, ...]
-    alphabets: dict[str, str]
-    numbers: dict[str, list[float]]
-    longest_str: dict[str, int]
-    most_words: dict[str, int]
-    separators: dict[str, str]
-
-
-def _leaves(value: Any, depth: int = 0) -> Iterator[Any]:
-    """The scalars in a JSON value (object keys excluded), outer ones first, bounded in depth."""
-    if isinstance(value, list):
-        if depth < MAX_DEPTH:
-            for v in value:
-                yield from _leaves(v, depth + 1)
-    elif isinstance(value, dict):
-        if depth < MAX_DEPTH:
-            for v in value.values():
-                yield from _leaves(v, depth + 1)
-    else:
-        yield value
-
-
-def _unique(items: Iterator[Any] | list[Any], limit: int) -> list[Any]:
-    out: list[Any] = []
-    seen: set[str] = set()
-    for x in items:
-        key = canonical(x)
-        if key not in seen:
-            seen.add(key)
-            out.append(x)
-            if len(out) >= limit:
-                break
-    return out
-
-
-def _pools(proposal: Proposal) -> _Pools:
-    strings: list[str] = []
-    by_field: dict[str, list[str]] = {s.name: [] for s in proposal.inputs}
-    numbers: dict[str, list[float]] = {s.name: [] for s in proposal.inputs}
-    for ex in proposal.examples:
-        for name, value in ex.input.items():
-            for leaf in _leaves(value):
-                if isinstance(leaf, str):
-                    strings.append(leaf)
-                    by_field.setdefault(name, []).append(leaf)
-                elif isinstance(leaf, int | float) and not isinstance(leaf, bool):
-                    numbers.setdefault(name, []).append(float(leaf))
-    texts = [proposal.description, *(s.description for s in proposal.inputs)]
-    quoted = [next(g for g in hit.groups() if g) for t in texts for hit in _QUOTED.finditer(t)]
-    words = _unique(iter([*(w for s in strings for w in s.split()), *quoted]), MAX_VOCABULARY)
-    every = "".join(dict.fromkeys("".join(strings)))
-    alphabets, longest, most, seps = {}, {}, {}, {}
-    for name, found in by_field.items():
-        alphabets[name] = "".join(dict.fromkeys("".join(found))) or every or FALLBACK_ALPHABET
-        longest[name] = max((len(x) for x in found), default=0)
-        most[name] = max((len(x.split()) for x in found), default=0)
-        gaps = [c for x in found for c in x if not c.isalnum()]
-        seps[name] = max(dict.fromkeys(gaps), key=gaps.count) if gaps else " "
-    return _Pools(tuple(_unique(iter(s for s in strings if s), 64)), tuple(words), alphabets, numbers, longest, most,
-                  seps)
-
-
-# --- boundary values: every leaf and every level of a shown example's value ----------------------------------------
-# Each value comes with a rank: the most telling change of every position first (zero in a number, the empty
-# string, the empty or one-element list), then the next... so that the first few boundary values already touch
-# every leaf of every example, however deep it sits.
-
-Ranked = list[tuple[int, Any]]
-
-
-def _ranked(values: list[Any]) -> Ranked:
-    return list(enumerate(values))
-
-
-def _int_near(value: Any) -> list[Any]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [0, value + 1, value - 1, -value, 1, -1]
-    return [0, 1, -1]
-
-
-def _float_near(value: Any) -> list[Any]:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        v = float(value)
-        return [0.0, v + 1.0, v - 1.0, -v, v / 2, -1.0]
-    return [0.0, 1.0, -1.0]
-
-
-def _str_near(value: Any, pools: _Pools, siblings: list[Any]) -> list[Any]:
-    if not isinstance(value, str) or not value:
-        # Nothing to vary: what else the example and the other examples hold, then short plain text.
-        near = [x for x in siblings if isinstance(x, str) and x][:2] + list(pools.strings[:2])
-        return [*near, "a", "ab", " ", "aB c"]
-    s = value
-    out = ["", s.upper() if s.upper() != s else s.lower(), s[:1], s[:-1], s[1:], f"  {s}  ", s + s, s[::-1]]
-    parts = _SPACE.split(s)  # words and the whitespace between them
-    if len(parts) >= 3:
-        first, gap, second, tail = parts[0], parts[1], parts[2], "".join(parts[3:])
-        out += [first + second + tail,  # two words joined
-                second + gap + first + tail,  # two words swapped
-                "".join(parts[2:]),  # the first word dropped
-                first + gap + s]  # the first word repeated
-    out += [s.upper(), s.lower(), s.swapcase(), s.strip(), s + "\n", s.replace(" ", "  ")]
-    return out
-
-
-def _fill(kind: str, siblings: list[Any], pools: _Pools) -> list[Any]:
-    """Elements for an empty list: what its siblings hold first (a list next to a string is likely a list of
-    strings), then the simplest values of its declared kind."""
-    fitting = [x for x in siblings if x is not None and _fits(kind, x)]
-    return _unique(iter([*fitting[:3], *_simplest(kind, pools)]), 5)
-
-
-def _fits(kind: str, value: Any) -> bool:
-    if kind == "json":
-        return True
-    if kind == "bool":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    return {"str": isinstance(value, str), "int": isinstance(value, int),
-            "float": isinstance(value, int | float)}.get(kind, False)
-
-
-def _simplest(kind: str, pools: _Pools) -> list[Any]:
-    simplest: dict[str, list[Any]] = {"str": ["", "a"], "int": [0, 1], "float": [0.0, 1.0], "bool": [True, False]}
-    return simplest.get(kind, [0, "a"])  # json: a number and a (non-empty) string
-
-
-def _near(value: Any, kind: str, item: str | None, pools: _Pools, siblings: list[Any], depth: int = 0) -> Ranked:
-    """Ranked values next to `value` of a declared kind (`list`/`dict` with an `item` kind, a primitive, or `json`,
-    whose values are varied by what they are), varying every position at every level, bounded."""
-    if kind == "json":
-        if isinstance(value, list):
-            kind, item = "list", "json"
-        elif isinstance(value, dict):
-            kind, item = "dict", "json"
-        elif isinstance(value, bool):
-            kind = "bool"
-        elif isinstance(value, int):
-            kind = "int"
-        elif isinstance(value, float):
-            kind = "float"
-        elif isinstance(value, str):
-            kind = "str"
-        else:
-            return _ranked([0, "", [], {}])
-    if kind == "bool":
-        return _ranked([not value] if isinstance(value, bool) else [True, False])
-    if kind == "int":
-        return _ranked(_int_near(value))
-    if kind == "float":
-        return _ranked(_float_near(value))
-    if kind == "str":
-        return _ranked(_str_near(value, pools, siblings))
-    if kind == "list":
-        return _list_near(value, item or "json", pools, siblings, depth)
-    return _dict_near(value, item or "json", pools, siblings, depth)
-
-
-def _list_near(value: Any, item: str, pools: _Pools, siblings: list[Any], depth: int) -> Ranked:
-    if not isinstance(value, list):
-        return [(0, [])]
-    if not value:
-        fills = _fill(item, siblings, pools)
-        return [*((0, [x]) for x in fills), *((1, [x, x]) for x in fills[:2])]  # one element, then a repeated one
-    n = len(value)
-    out: Ranked = [(0, [])]
-    if n > 1:
-        out += [(0, value[:1]), (1, value[1:]), (1, value[::-1]), (2, value[:-1]),
-                (2, [value[1], value[0], *value[2:]])]
-    out += [(2, [value[0], *value]), (3, [*value, value[-1]])]
-    if depth < MAX_DEPTH:
-        for i, x in enumerate(value[:MAX_POSITIONS]):
-            for rank, v in _near(x, item, None, pools, siblings, depth + 1):
-                out.append((rank, [*value[:i], v, *value[i + 1:]]))
-    return _best(out)
-
-
-def _dict_near(value: Any, item: str, pools: _Pools, siblings: list[Any], depth: int) -> Ranked:
-    if not isinstance(value, dict):
-        return [(0, {})]
-    if not value:
-        return [(0, {"a": x}) for x in _fill(item, siblings, pools)[:2]]
-    keys = list(value)
-    first = keys[0]
-    out: Ranked = [(0, {})]
-    out += [(1, {k: v for k, v in value.items() if k != key}) for key in keys[:MAX_POSITIONS]]
-    out += [(2, {**value, f"{first}_extra": value[first]}), (3, {k.upper(): v for k, v in value.items()})]
-    if depth < MAX_DEPTH:
-        for key in keys[:MAX_POSITIONS]:
-            for rank, v in _near(value[key], item, None, pools, siblings, depth + 1):
-                out.append((rank, {**value, key: v}))
-    return _best(out)
-
-
-def _best(ranked: Ranked) -> Ranked:
-    """The first MAX_NEAR by rank, in their order within a rank (outer changes before inner ones)."""
-    return sorted(ranked, key=lambda rv: rv[0])[:MAX_NEAR]
-
-
-def _field_variants(spec: FieldSpec, ftype: FieldType, present: bool, value: Any, pools: _Pools,
-                    siblings: list[Any]) -> Ranked:
-    """Ranked values for one field near the example's; `_OMIT` drops the field."""
-    if not present:
-        return _ranked(_values_near_nothing(ftype, pools))
-    if value is None and ftype.base != "json":
-        out = _ranked(_values_near_nothing(ftype, pools))
-    else:
-        out = _near(value, ftype.base, ftype.item, pools, siblings)
-    if ftype.optional and value is not None:
-        out.append((1, None))
-    if not spec.required:
-        out.append((2, _OMIT))
-    return out
-
-
-def _values_near_nothing(ftype: FieldType, pools: _Pools) -> list[Any]:
-    """A field the example left out (or left null): its simplest values."""
-    if ftype.base == "list":
-        return [[], *([x] for x in _simplest(ftype.item or "json", pools)[:1])]
-    if ftype.base == "dict":
-        return [{}, *({"a": x} for x in _simplest(ftype.item or "json", pools)[:1])]
-    return _simplest(ftype.base, pools)
-
-
-class _Omit:
-    def __repr__(self) -> str:
-        return "<omit>"
-
-
-_OMIT = _Omit()
-
-
-def _boundary_inputs(proposal: Proposal, types: dict[str, FieldType],
-                     pools: _Pools) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index of the example it came from, input): one field changed at a time, ordered by rank and interleaved
-    across the examples and fields, so that the first few values already touch every field of every example."""
-    order: list[tuple[int, int, int, int, dict[str, Any]]] = []
-    for k, ex in enumerate(proposal.examples):
-        siblings = list(_leaves(ex.input))
-        for f, spec in enumerate(proposal.inputs):
-            present = spec.name in ex.input
-            seen_rank: dict[int, int] = {}
-            for rank, v in _field_variants(spec, types[spec.name], present, ex.input.get(spec.name), pools,
-                                           siblings):
-                changed = {n: x for n, x in ex.input.items() if n != spec.name}
-                if v is not _OMIT:
-                    changed[spec.name] = v
-                nth = seen_rank.get(rank, 0)
-                seen_rank[rank] = nth + 1
-                order.append((rank, nth, k, f, changed))
-    order.sort(key=lambda o: o[:4])
-    for _rank, _nth, k, _f, changed in order:
-        yield k, changed
 
 
 # --- Hypothesis draws: shaped like a shown example, and from the schema ----------------------------------------------
 
 
-def _scale(pools: _Pools, name: str) -> tuple[int, int]:
+def _scale(pools: Pools, name: str) -> tuple[int, int]:
     """Numbers within a few times the largest shown in a field, non-negative when every shown one is: a field shown
     (or never shown) non-negative is most likely a count or a limit, and the boundary values try -1 anyway."""
     numbers = pools.numbers.get(name, [])
@@ -340,7 +71,7 @@ def _text(alphabet: str, min_size: int, max_size: int) -> Any:
     return st.lists(st.sampled_from(tuple(alphabet)), min_size=min_size, max_size=max_size).map("".join)
 
 
-def _strategy(proposal: Proposal, spec: FieldSpec, ftype: FieldType, pools: _Pools) -> Any:
+def _strategy(proposal: Proposal, spec: FieldSpec, ftype: FieldType, pools: Pools) -> Any:
     """A Hypothesis strategy for one field from its declared type alone, scaled to the shown examples: numbers
     within a few times the largest shown, strings and lists a little longer than the longest shown."""
     from hypothesis import strategies as st
@@ -387,7 +118,7 @@ class _Shaper:
     elements' shapes with lengths 0..len+2 (and at their shown length, position by position: positional arguments
     keep their arity), objects with the same keys."""
 
-    def __init__(self, pools: _Pools, name: str, siblings: list[Any]) -> None:
+    def __init__(self, pools: Pools, name: str, siblings: list[Any]) -> None:
         from hypothesis import strategies as st
 
         self.st = st
@@ -438,12 +169,12 @@ class _Shaper:
                 shapes.setdefault(_signature(x, item), self.of(x, item, None, depth + 1))
             element = st.one_of(list(shapes.values()))
         else:
-            fitting = [x for x in self.siblings if x is not None and _fits(item, x)][:MAX_POSITIONS]
+            fitting = [x for x in self.siblings if x is not None and fits(item, x)][:MAX_POSITIONS]
             shapes = {}
             for x in fitting:
                 shapes.setdefault(_signature(x, item), self.of(x, item, None, depth + 1))
             if not shapes:  # nothing next to it either: the simplest values of its kind
-                for x in _simplest(item, self.pools):
+                for x in simplest_values(item, self.pools):
                     shapes.setdefault(_signature(x, item), self.of(x, item, None, depth + 1))
             element = st.one_of(list(shapes.values()))
         # Lengths 0..len+2; a shown empty list tells nothing of its length: up to 4 then.
@@ -457,7 +188,7 @@ class _Shaper:
     def _dict(self, value: dict[str, Any], item: str, depth: int) -> Any:
         st = self.st
         if not value:
-            return st.dictionaries(_text(KEY_ALPHABET, 1, 8), self.of(_simplest(item, self.pools)[0], item),
+            return st.dictionaries(_text(KEY_ALPHABET, 1, 8), self.of(simplest_values(item, self.pools)[0], item),
                                    max_size=3)
         keys = list(value)
         drawn = {k: self.of(value[k], item, None, depth + 1) for k in keys[:MAX_SHAPED_KEYS]}
@@ -490,12 +221,12 @@ def _signature(value: Any, kind: str) -> str:
     return _kind_of(value)
 
 
-def _shaped_inputs(proposal: Proposal, types: dict[str, FieldType], pools: _Pools, ex: Example) -> Any:
+def _shaped_inputs(proposal: Proposal, types: dict[str, FieldType], pools: Pools, ex: Example) -> Any:
     """Whole inputs shaped like one shown example: each field it holds drawn from that value's shape (a field it
     leaves null from the schema), the fields it leaves out left out."""
     from hypothesis import strategies as st
 
-    siblings = list(_leaves(ex.input))
+    siblings = list(scalar_leaves(ex.input))
     fields: dict[str, Any] = {}
     for spec in proposal.inputs:
         if spec.name not in ex.input:
@@ -526,7 +257,7 @@ def _provider() -> Any:
     return SeededProvider
 
 
-def _draws(proposal: Proposal, types: dict[str, FieldType], pools: _Pools, count: int, seed: int, deadline: float,
+def _draws(proposal: Proposal, types: dict[str, FieldType], pools: Pools, count: int, seed: int, deadline: float,
            accept: Callable[[dict[str, Any], int], bool]) -> None:
     """Feed draws to `accept` (with the index of the example whose fixtures go with it; it says whether it kept the
     draw) until `count` were kept, a bounded number of tries was spent or `deadline` passed. Of every three draws,
@@ -607,9 +338,9 @@ def generated_cases(proposal: Proposal, *, max_cases: int, seed: int,
         cases.append({"input": value, **fixtures[source % len(fixtures)]})
         return True
 
-    pools = _pools(proposal)
+    pools = shown_pools(proposal)
     boundary_cap = max(1, math.ceil(max_cases * BOUNDARY_SHARE))
-    for source, value in _boundary_inputs(proposal, types, pools):
+    for source, value in boundary_inputs(proposal, types, pools):
         if len(cases) >= boundary_cap or time.monotonic() > deadline:
             break
         add(value, source)

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from kavi.gates.generate import canonical, generated_cases, parse_type
+from kavi.gates.boundary import canonical
+from kavi.gates.generate import generated_cases
 from kavi.proposals.model import Proposal, parse_proposal
+from kavi.proposals.values import parse_type
 
 ALL_TYPES: dict[str, Any] = {
     "name": "mixed_fields",
