@@ -2,6 +2,7 @@
 backoff honouring Retry-After), the rest classified, and no API key in any message it raises."""
 
 import email.utils
+import hashlib
 import json
 import math
 import random
@@ -18,7 +19,6 @@ import openai
 
 from kavi.config import ConfigError, env_base_url, env_float, env_int, env_models
 from kavi.redact import REDACTED, Redactor
-from kavi.routing.thompson import config_fingerprint
 
 T = TypeVar("T")
 
@@ -229,6 +229,18 @@ def known_api_keys() -> list[str]:
     """Every API key this process has configured an SDK client with (the redactor removes them from messages)."""
     with _SDK_CLIENTS_LOCK:
         return sorted({key for _, key, _ in _SDK_CLIENTS})
+
+
+def config_fingerprint(base_url: str, models: Sequence[str], credential: str = "") -> str:
+    """What a set-aside model is tied to: the endpoint, the model list and (when given) the API key.
+
+    Only a digest of the key enters the fingerprint. Without a credential the fingerprint is the same as it
+    always was, so set-aside records written before keep matching.
+    """
+    parts = [base_url, *sorted(models)]
+    if credential:
+        parts.append("key:" + hashlib.sha256(credential.encode()).hexdigest())
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 class LLMClient:

@@ -58,18 +58,6 @@ class RoutingDecision:
         }
 
 
-def config_fingerprint(base_url: str, models: Sequence[str], credential: str = "") -> str:
-    """What a set-aside model is tied to: the endpoint, the model list and (when given) the API key.
-
-    Only a digest of the key enters the fingerprint. Without a credential the fingerprint is the same as it
-    always was, so set-aside records written before keep matching.
-    """
-    parts = [base_url, *sorted(models)]
-    if credential:
-        parts.append("key:" + hashlib.sha256(credential.encode()).hexdigest())
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
-
-
 def _seed_int(seed: str) -> int:
     return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big")
 

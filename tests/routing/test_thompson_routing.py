@@ -9,11 +9,11 @@ import pytest
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
+from kavi.llm.client import config_fingerprint
 from kavi.routing.posteriors import Outcome, Posterior, compute_posteriors
 from kavi.routing.thompson import (
     NoModelAvailable,
     choose_model,
-    config_fingerprint,
     replay_decision,
 )
 
