@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import dagster as dg
 
 from kavi.forge.locks import attempt_lock
-from kavi.forge.owner import PID_TAG, ProcessOwner
+from kavi.process_owner import PID_TAG, ProcessOwner
 from resources.home import SkillsHomeResource
 
 PARTITION_TAG = "dagster/partition"

@@ -2,7 +2,7 @@
 `max_concurrent_runs`; attempts they left open are closed as ABANDONED and their sandboxes removed.
 
 The CLI executes runs in its own process and tags them with its pid, host and process start
-(kavi.forge.owner); forge runs launched elsewhere are tagged by the process that executes them. Dagster's
+(kavi.process_owner); forge runs launched elsewhere are tagged by the process that executes them. Dagster's
 run monitoring cannot see such a process die (the default run launcher has no worker health check), so this
 sweep does: the CLI runs it before it launches a run, `kavi doctor --fix` runs it, and so does this sensor under
 the daemon. A run owned by another host is never judged from this one."""
@@ -13,11 +13,11 @@ from typing import Any
 
 import dagster as dg
 
-from kavi.forge.owner import ProcessOwner
 from kavi.forge.recovery import OpenAttempt, abandoned_attempts, close_abandoned, leaked_sandboxes
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
+from kavi.process_owner import ProcessOwner
 from resources.home import SkillsHomeResource
 
 LIVE_STATUSES = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING,

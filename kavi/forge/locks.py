@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kavi.forge.owner import ProcessOwner
 from kavi.home import KaviHome
+from kavi.process_owner import ProcessOwner
 
 WAIT_ENV = "KAVI_FORGE_WAIT_S"
 DEFAULT_WAIT_S = 600.0

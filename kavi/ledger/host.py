@@ -143,7 +143,7 @@ def host_file(ledger: Path) -> Path:
 
 def find_host(ledger: Path) -> str | None:
     """The socket of a live host for this ledger file, or None (no host file, or its process is gone)."""
-    from kavi.forge.owner import ProcessOwner
+    from kavi.process_owner import ProcessOwner
 
     try:
         doc = json.loads(host_file(ledger).read_text(encoding="utf-8"))
@@ -319,7 +319,7 @@ class LedgerHost:
 
 @contextlib.contextmanager
 def _host_file(ledger: Path, socket_path: str) -> Iterator[None]:
-    from kavi.forge.owner import ProcessOwner
+    from kavi.process_owner import ProcessOwner
 
     me = ProcessOwner.current()
     path = host_file(ledger)

@@ -211,7 +211,7 @@ def run_job(
     resources: Mapping[str, Any] | None = None,
 ) -> RunOutcome:
     """Execute one job of the code location in this process, recorded in DAGSTER_HOME (visible in the UI)."""
-    from kavi.forge.owner import ProcessOwner
+    from kavi.process_owner import ProcessOwner
     from kavi_assets.definitions import defs
 
     job = defs.resolve_job_def(job_name)

@@ -244,9 +244,9 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
     from kavi.forge.context import ForgeContext
-    from kavi.forge.owner import HOST_TAG, PID_TAG
     from kavi.forge.pipeline import intake
     from kavi.home import KaviHome
+    from kavi.process_owner import HOST_TAG, PID_TAG
     from kavi.proposals.model import load_proposal
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource

@@ -17,7 +17,7 @@ Dagster's.
   and again whenever the forge's source changed since it started (a code reload in the UI, an upgrade), so a run
   never executes stale code. Where the host cannot start, the run gets a fresh worker process and the daemon's log
   says why.
-- Each run is tagged with its worker's pid, host and start time (the tags of kavi/forge/owner.py): the run
+- Each run is tagged with its worker's pid, host and start time (the tags of kavi/process_owner.py): the run
   monitor's worker health check and `terminate` (SIGTERM, which Dagster turns into a cancellation) use them, as do
   `kavi doctor` and the stale-run sweep.
 
@@ -42,7 +42,7 @@ from dagster._core.storage.dagster_run import DagsterRun
 from dagster._serdes import ConfigurableClass, serialize_value
 from dagster._serdes.config_class import ConfigurableClassData
 
-from kavi.forge.owner import ProcessOwner, hostname, process_start
+from kavi.process_owner import ProcessOwner, hostname, process_start
 from kavi_assets.launcher.host import HANDED_ENV, LOCATION_MODULES, PRESTART_ENV, code_stamp
 from kavi_assets.launcher.wake import RUN_ENDS
 

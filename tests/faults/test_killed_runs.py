@@ -24,11 +24,11 @@ from typer.testing import CliRunner
 
 from kavi.forge import pipeline
 from kavi.forge.context import ForgeContext
-from kavi.forge.owner import ProcessOwner, process_start
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.lifecycle import ProposalStatus
+from kavi.process_owner import ProcessOwner, process_start
 from kavi.proposals.model import load_proposal
 from kavi_assets.cli.dagster_env import dagster_yaml, ensure_dagster_home
 from kavi_assets.cli.main import app

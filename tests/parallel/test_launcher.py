@@ -20,7 +20,7 @@ from dagster._core.launcher.base import WorkerStatus
 from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
 from dagster._core.storage.dagster_run import DagsterRun
 
-from kavi.forge.owner import ProcessOwner
+from kavi.process_owner import ProcessOwner
 from kavi_assets.launcher import PreforkRunLauncher, prefork
 from kavi_assets.launcher.host import code_stamp, forge_modules
 
