@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from kavi.ledger.executions import ingest_execution_log
 from kavi.ledger.store import Ledger
+from kavi.runtime.ingest import ingest_execution_log
 from resources.home import SkillsHomeResource
 
 EXECUTION_LOG_KEY = dg.AssetKey(["forge", "execution_log"])

@@ -7,8 +7,8 @@ import dagster as dg
 from kavi.forge.context import ForgeContext
 from kavi.forge.economics import DEFINITION, economics
 from kavi.forge.reverify import fingerprint_for, reverify, stale_versions
-from kavi.ledger.executions import ingest_execution_log
 from kavi.ledger.ground import GroundRecords
+from kavi.runtime.ingest import ingest_execution_log
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 

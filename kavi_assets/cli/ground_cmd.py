@@ -178,7 +178,7 @@ def economics_cmd(
     """Each trusted version's forge cost (every attempt, failed ones and research included), its executions and the
     number of uses at which it pays for itself."""
     from kavi.forge.economics import DEFINITION, economics
-    from kavi.ledger.executions import ingest_execution_log
+    from kavi.runtime.ingest import ingest_execution_log
 
     skill = parse_ref(name)[0] if name is not None else None
     h = _home(home)

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from kavi.ledger.executions import ingest_execution_log
 from kavi.ledger.store import Ledger
+from kavi.runtime.ingest import ingest_execution_log
 from kavi.runtime.records import ExecutionLog, ExecutionRecord
 from kavi.skills.base import SideEffectClass
 

@@ -14,9 +14,9 @@ from mcp.client.stdio import stdio_client
 from serve_support import example_source, example_spec, trust, trust_example
 
 from kavi.home import KaviHome
-from kavi.ledger.executions import ingest_execution_log
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
+from kavi.runtime.ingest import ingest_execution_log
 
 CLIENT = types.Implementation(name="pytest-agent", version="1.2")
 
