@@ -6,20 +6,15 @@ import os
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; the message names the variable and the expected form."""
-
+from kavi.config_base import SUSPECT_POLICIES as SUSPECT_POLICIES
+from kavi.config_base import ConfigError as ConfigError
+from kavi.config_base import _get
+from kavi.config_base import suspect_policy as suspect_policy
 
 DAGSTER_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The generated-input evidence's bounds per build, unless KAVI_EVIDENCE_MAX_CASES / KAVI_EVIDENCE_BUDGET_S say else.
 EVIDENCE_MAX_CASES = 40
 EVIDENCE_BUDGET_S = 15.0
-
-
-def _get(environ: Mapping[str, str], name: str) -> str | None:
-    raw = environ.get(name)
-    return None if raw is None or not raw.strip() else raw.strip()
 
 
 def env_float(environ: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0,
@@ -109,21 +104,6 @@ def _dagster_log(environ: Mapping[str, str]) -> None:
     raw = _get(environ, "KAVI_DAGSTER_LOG")
     if raw is not None and raw.upper() not in DAGSTER_LOG_LEVELS:
         raise ConfigError(f"KAVI_DAGSTER_LOG={raw!r} must be one of {', '.join(DAGSTER_LOG_LEVELS)}")
-
-
-SUSPECT_POLICIES = ("refuse", "allow")
-
-
-def suspect_policy(environ: Mapping[str, str] | None = None) -> str:
-    """KAVI_SUSPECT_POLICY: what happens to a version whose re-verification failed (SUSPECT). `refuse` (the default):
-    it is not served and `kavi run` refuses it with the reason until a person reinstates it; `allow`: it keeps
-    running, listed as SUSPECT by `kavi doctor`."""
-    raw = _get(os.environ if environ is None else environ, "KAVI_SUSPECT_POLICY")
-    if raw is None:
-        return "refuse"
-    if raw.lower() not in SUSPECT_POLICIES:
-        raise ConfigError(f"KAVI_SUSPECT_POLICY={raw!r} must be one of {', '.join(SUSPECT_POLICIES)} (default refuse)")
-    return raw.lower()
 
 
 def _prices(environ: Mapping[str, str]) -> None:

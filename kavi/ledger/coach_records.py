@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kavi.ledger.records import ForgeRecords, _iso_sql
+from kavi.ledger.record_base import _iso_sql
+from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import utcnow
 
 

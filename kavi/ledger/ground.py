@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kavi.ledger.records import VERSION_SUSPECT, VERSION_TRUSTED, LedgerRecordError, _utc
+from kavi.ledger.record_base import _utc
+from kavi.ledger.records import VERSION_SUSPECT, VERSION_TRUSTED, LedgerRecordError
 from kavi.ledger.store import Ledger, utcnow
 
 # Bounds of what a person writes into the ledger when reinstating a version.

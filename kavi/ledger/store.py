@@ -26,6 +26,7 @@ from kavi.ledger.lake import (
     lake_tables,
 )
 from kavi.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from kavi.ledger.wire import RemoteConnection, find_host
 
 T = TypeVar("T")
 
@@ -178,8 +179,6 @@ class Ledger:
     def _through_host(self, wait_s: float) -> duckdb.DuckDBPyConnection | None:
         """A unit of work at the ledger host, when one serves this file (kavi/ledger/host.py); None when
         none does (or it just went away): then the file itself."""
-        from kavi.ledger.host import RemoteConnection, find_host
-
         sock = find_host(self.path)
         if sock is None:
             return None
