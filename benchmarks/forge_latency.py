@@ -48,8 +48,13 @@ def in_process(data: Path, names: list[str], home_root: Path, ledger_size: int =
                ) -> tuple[list[dict[str, float]], Any, Any]:
     """Forge each problem in turn through the core functions; the first one warms the process up. With
     `ledger_size`, the home's ledger first holds that many seeded proposals × 3 attempts (ledger_scale.py)."""
-    from kavi.forge import pipeline
+    from kavi.forge.build import run_build
     from kavi.forge.context import ForgeContext, ForgeSettings
+    from kavi.forge.intake import intake
+    from kavi.forge.packet import prepare_packet
+    from kavi.forge.promote import promote
+    from kavi.forge.research import record_success, research
+    from kavi.forge.verify import verify
     from kavi.home import KaviHome
     from kavi.proposals.model import load_proposal
     from kavi.skills.base import SideEffectClass
@@ -67,20 +72,20 @@ def in_process(data: Path, names: list[str], home_root: Path, ledger_size: int =
     for name in names:
         proposal = load_proposal(data / "proposals" / f"{name}.json")
         t = [time.perf_counter()]
-        pipeline.intake(ctx, proposal, None)
+        intake(ctx, proposal, None)
         t.append(time.perf_counter())
-        pipeline.prepare_packet(ctx, name, None)
+        prepare_packet(ctx, name, None)
         t.append(time.perf_counter())
-        pipeline.run_build(ctx, name, None)
+        run_build(ctx, name, None)
         t.append(time.perf_counter())
-        out = pipeline.verify(ctx, name, None)
+        out = verify(ctx, name, None)
         t.append(time.perf_counter())
         promoted = False
         if out.passed:
-            pipeline.record_success(ctx, name, out.build_id)
-            promoted = pipeline.promote(ctx, name).promoted
+            record_success(ctx, name, out.build_id)
+            promoted = promote(ctx, name).promoted
         else:
-            pipeline.research(ctx, name, out)
+            research(ctx, name, out)
         t.append(time.perf_counter())
         steps = dict(zip(["intake", "packet", "build", "verify", "promote"],
                          [b - a for a, b in itertools.pairwise(t)], strict=True))

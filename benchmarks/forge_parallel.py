@@ -122,7 +122,7 @@ def propose_all(s: Setup) -> None:
     """Record every proposal and its partition in a subprocess (not timed): the same start for every config."""
     code = ("import sys, json\nfrom pathlib import Path\n"
             "from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home\n"
-            "from kavi.forge.context import ForgeContext\nfrom kavi.forge.pipeline import intake\n"
+            "from kavi.forge.context import ForgeContext\nfrom kavi.forge.intake import intake\n"
             "from kavi.home import KaviHome\nfrom kavi.proposals.model import load_proposal\n"
             "h = KaviHome.from_env(None).ensure(); ensure_dagster_home(h)\n"
             "ctx = ForgeContext.open(h, lambda: None)\n"

@@ -54,7 +54,7 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int) 
     dagster_home.mkdir(parents=True)
     os.environ.update(KAVI_HOME=str(home), DAGSTER_HOME=str(dagster_home))
     from kavi.forge.context import ForgeContext
-    from kavi.forge.pipeline import intake
+    from kavi.forge.intake import intake
     from kavi.home import KaviHome
     from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home

@@ -29,7 +29,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import approve, promote
+from kavi.forge.promote import approve, promote
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal

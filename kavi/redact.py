@@ -3,7 +3,7 @@ holdout values from text, and bounds it, before anything the gates or the endpoi
 (ledger rows, artifacts, research notes, the next packet, Dagster metadata).
 
 It is applied where such text is created or turned into records: `LLMClient` errors, the build log, and the gate
-results right after `run_gates` (pipeline.verify); everything downstream reads the redacted copies."""
+results right after `run_gates` (kavi.forge.verify); everything downstream reads the redacted copies."""
 
 import dataclasses
 import json

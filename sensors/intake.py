@@ -14,7 +14,7 @@ from pathlib import Path
 import dagster as dg
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import intake
+from kavi.forge.intake import intake
 from kavi.ledger.store import LedgerLockedError
 from kavi.proposals.model import Proposal, ProposalError, load_proposal
 from kavi_assets.assets.jobs import forge_job

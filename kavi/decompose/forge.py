@@ -22,10 +22,11 @@ from kavi.decompose.answer import (
 from kavi.decompose.composition import composition_doc, doc_bytes
 from kavi.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, DecompositionRecords, DecompositionRow
 from kavi.decompose.verify import composition_acceptance
+from kavi.forge.attempt import VERIFIED as BUILD_VERIFIED
+from kavi.forge.attempt import VERIFY_FAILED
 from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import VERIFIED as BUILD_VERIFIED
-from kavi.forge.pipeline import VERIFY_FAILED, intake
+from kavi.forge.intake import intake
 from kavi.ledger.records import new_build_id
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.llm.client import LLMError

@@ -76,7 +76,7 @@ def fingerprint_for(ctx: ForgeContext) -> Fingerprint:
 
 def record_forge_verification(ctx: ForgeContext, *, build_id: str, name: str, results: list[GateResult],
                               passed: bool, report_sha256: str, duration_s: float) -> dict[str, Any]:
-    """Record the fingerprint that judged a forge verification (called by `pipeline.verify`); returns it for the
+    """Record the fingerprint that judged a forge verification (called by the verify step); returns it for the
     report. Inside the caller's session when there is one."""
     fp = fingerprint_for(ctx)
     g = ground(ctx)

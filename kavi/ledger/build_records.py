@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kavi.verdicts import GateResult
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.record_base import (
     _ARTIFACT_COLS,
@@ -23,6 +22,7 @@ from kavi.ledger.record_base import (
     _replace,
 )
 from kavi.ledger.store import utcnow
+from kavi.verdicts import GateResult
 
 _GATE_COLS = ("build_id", "gate", "verdict", "effective_verdict", "reason", "duration_ms", "messages_json",
               "details_json", "created_at")

@@ -8,10 +8,14 @@ from typing import Any
 
 import dagster as dg
 
-from kavi.forge import pipeline
 from kavi.forge.batch import routing_as_of
+from kavi.forge.build import run_build
 from kavi.forge.ceremony import plan_markdown
 from kavi.forge.context import ForgeContext
+from kavi.forge.packet import prepare_packet
+from kavi.forge.promote import NotVerified, PromotionRefused, promote
+from kavi.forge.research import NOT_THE_MODELS, record_success, research
+from kavi.forge.verify import evidence_markdown, verify
 from kavi.routing.thompson import NoModelAvailable
 from kavi.verdicts import ALL_GATES, GateResult
 from kavi_assets.assets.partitions import proposals_partitions
@@ -35,7 +39,7 @@ REGISTRY_ENTRY_KEY = dg.AssetKey([*PREFIX, "registry_entry"])
 # Not `blocking=True`: Dagster raises DagsterAssetCheckFailedError for a failed blocking check, which puts a stack
 # trace in the UI and fails the run for what is an expected verdict. Promotion is still blocked: `registry_entry`
 # reads the attempt's verdict from the ledger and records nothing for an attempt that failed a gate (and
-# `pipeline.promote` refuses such a build whoever asks), so a failed gate is a failed check, not a crashed run.
+# `promote` refuses such a build whoever asks), so a failed gate is a failed check, not a crashed run.
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.PreviewWarning)
     GATE_CHECKS = [
@@ -149,7 +153,7 @@ def build_packet(
     except ValueError as err:
         raise dg.Failure(description=str(err)) from err
     try:
-        out = pipeline.prepare_packet(ctx, context.partition_key, context.run.run_id, as_of)
+        out = prepare_packet(ctx, context.partition_key, context.run.run_id, as_of)
     except NoModelAvailable as err:
         raise dg.Failure(description=str(err)) from err
     return dg.MaterializeResult(
@@ -181,7 +185,7 @@ def skill_build(
     attempt_lock: AttemptLockResource,  # held for the whole run: one attempt of a proposal at a time
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
-    out = pipeline.run_build(ctx, context.partition_key, context.run.run_id)
+    out = run_build(ctx, context.partition_key, context.run.run_id)
     if out.recorded_model:
         context.log.info("model answers come from the RECORDED MODEL (replayed cassettes, not a live model)")
     meta: dict[str, Any] = {
@@ -233,7 +237,7 @@ def verify_and_research(
 ) -> Any:
     ctx = forge_context(home, llm, gates)
     name = context.partition_key
-    out = pipeline.verify(ctx, name, context.run.run_id)
+    out = verify(ctx, name, context.run.run_id)
     by_gate = {r.gate: r for r in out.results}
     checks = []
     who = {"skill": name, "attempt": dg.MetadataValue.int(out.attempt), "build_id": out.build_id,
@@ -277,7 +281,7 @@ def verify_and_research(
     if out.evidence:
         ev = out.evidence
         report_meta["ceremony_level"] = str(ev["ceremony"]["level"])
-        report_meta["evidence"] = dg.MetadataValue.md(pipeline.evidence_markdown(ev))
+        report_meta["evidence"] = dg.MetadataValue.md(evidence_markdown(ev))
         report_meta["generated_inputs"] = dg.MetadataValue.int(int(ev.get("generated") or 0))
         if ev.get("agreement_rate") is not None:
             report_meta["agreement_rate"] = dg.MetadataValue.float(float(ev["agreement_rate"]))
@@ -287,7 +291,7 @@ def verify_and_research(
         report_meta["ceremony"] = dg.MetadataValue.md(plan_markdown(out.ceremony))
         report_meta["ceremony_skipped"] = dg.MetadataValue.json(out.ceremony.get("skipped") or [])
     if out.passed:
-        pipeline.record_success(ctx, name, out.build_id)
+        record_success(ctx, name, out.build_id)
     failing = [r.gate for r in out.results if not r.ok]
     report_meta["verdict"] = ("PASSED" if out.passed else f"FAILED ({', '.join(failing)})" if failing
                               else "FAILED (the build failed before any gate could run)")
@@ -296,7 +300,7 @@ def verify_and_research(
         context.log.info(f"{name} attempt {out.attempt} (build {out.build_id}): every gate passed")
         yield status_observation(ctx, name)
         return
-    note = pipeline.research(ctx, name, out)
+    note = research(ctx, name, out)
     failed = failing or [f"none ran, the build failed ({note.kind.value})"]
     note_path = ctx.store.path_for(note.note_sha256)
     # The verdict, for a person reading the run's log: which gates, what happens next, where the research note is.
@@ -315,7 +319,7 @@ def verify_and_research(
             "attempt": dg.MetadataValue.int(note.attempt),
             "failure_kind": note.kind.value,
             # INFRASTRUCTURE (a missing tool, a full disk...) is not the model's outcome: the router learns nothing.
-            "counts_against_model": dg.MetadataValue.bool(note.kind.value not in pipeline.NOT_THE_MODELS),
+            "counts_against_model": dg.MetadataValue.bool(note.kind.value not in NOT_THE_MODELS),
             "fingerprint": note.fingerprint,
             "escalated": dg.MetadataValue.bool(note.escalated),
             "triggers": dg.MetadataValue.json(note.triggers),
@@ -367,11 +371,11 @@ def registry_entry(
     ctx = forge_context(home, llm, gates)
     name = context.partition_key
     try:
-        out = pipeline.promote(ctx, name)
-    except pipeline.NotVerified as err:
+        out = promote(ctx, name)
+    except NotVerified as err:
         context.log.info(f"not promoted: {err}")
         return
-    except pipeline.PromotionRefused as err:
+    except PromotionRefused as err:
         raise dg.Failure(description=str(err)) from err
     meta: dict[str, Any] = {
         "promoted": dg.MetadataValue.bool(out.promoted),

@@ -104,7 +104,7 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
     verified (as the demo approves everything that verified) and promote them, until nothing is left to do. New
     children are appended to `names`."""
     from kavi.decompose.answer import DecomposeLimits
-    from kavi.forge.pipeline import approve
+    from kavi.forge.promote import approve
     from kavi.lifecycle import ProposalStatus
     from kavi_assets.cli.dagster_env import add_partition, run_job
     from kavi_assets.cli.main import forge_once

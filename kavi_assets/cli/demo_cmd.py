@@ -49,7 +49,8 @@ def demo(
     """Set up a home, start the recorded model, propose the examples, forge them (retrying through the retry
     sensor), approve what verified, and print a summary and how to open the UI."""
     from kavi.forge.context import ForgeContext
-    from kavi.forge.pipeline import approve, intake
+    from kavi.forge.intake import intake
+    from kavi.forge.promote import approve
     from kavi.lifecycle import ProposalStatus
     from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job

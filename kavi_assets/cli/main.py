@@ -78,7 +78,7 @@ def propose(
 ) -> None:
     """Validate a proposal, record it in the ledger and add its partition in DAGSTER_HOME. Warns when a trusted
     skill is close to it, and refuses one above KAVI_SEARCH_DUPLICATE_SCORE unless --force (`kavi search`)."""
-    from kavi.forge.pipeline import intake
+    from kavi.forge.intake import intake
     from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
 
@@ -147,7 +147,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
 
     validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
     ensure_dagster_home(h)
-    from kavi.forge.pipeline import refuse_if_decomposed
+    from kavi.forge.packet import refuse_if_decomposed
 
     records = _records(h)
     refuse_if_decomposed(records.require_proposal(name))
@@ -169,7 +169,7 @@ def forge_outcome(h: KaviHome, records: Any, name: str, run: Any, refresh_regist
     row = records.require_proposal(name)
     build = _build_of_run(records, name, run.run_id)
     if row.status.value == "TRUSTED" and refresh_registry:
-        # The forge run does not rewrite the registry projection (see pipeline.promote): the command that
+        # The forge run does not rewrite the registry projection (see kavi.forge.promote): the command that
         # promoted does, as `kavi approve` and `kavi demo` do, so the file is current when the command returns.
         from kavi.promotion.registry import refresh_registry_file
 
@@ -410,8 +410,8 @@ def approve(
     approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
     from kavi.config import validate_config
     from kavi.forge.context import ForgeContext
-    from kavi.forge.pipeline import AlreadyTrusted
-    from kavi.forge.pipeline import approve as record_approval
+    from kavi.forge.promote import AlreadyTrusted
+    from kavi.forge.promote import approve as record_approval
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
 
     validate_config()

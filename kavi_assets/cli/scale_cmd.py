@@ -244,7 +244,7 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
     from kavi.forge.context import ForgeContext
-    from kavi.forge.pipeline import intake
+    from kavi.forge.intake import intake
     from kavi.home import KaviHome
     from kavi.process_owner import HOST_TAG, PID_TAG
     from kavi.proposals.model import load_proposal
@@ -288,7 +288,7 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
         launched += batch
     forge_s = time.monotonic() - forge_started
     # What verified is approved here (as `kavi demo` does) and promoted by a run on the workers.
-    from kavi.forge.pipeline import approve
+    from kavi.forge.promote import approve
 
     recon_promote = ReconstructableRepository.for_module(
         "kavi_assets.definitions", "defs", working_directory=str(Path(__file__).resolve().parents[2])

@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import approve, promote
+from kavi.forge.promote import approve, promote
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import parse_proposal

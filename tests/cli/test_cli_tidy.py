@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 import kavi_assets
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import approve, intake, promote
+from kavi.forge.intake import intake
+from kavi.forge.promote import approve, promote
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.proposals.model import load_proposal, parse_proposal

@@ -11,8 +11,12 @@ import yaml
 from typer.testing import CliRunner
 
 from kavi.build.allowlist import check_allowlist
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
+from kavi.forge.research import research
+from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
@@ -190,12 +194,12 @@ def test_a_forged_answer_with_a_utf7_cookie_is_a_gate_violation(kavi_home: KaviH
         {"skill": "word_count", "models": ["recorded-coder-a"], "interactions": interactions}))
     llm = LLMResource(models=["recorded-coder-a"], cassette_dir=str(folder))
     ctx = ForgeContext.open(kavi_home, llm.get_client, ForgeSettings())
-    pipeline.intake(ctx, parse_proposal(_spec()), None)
-    pipeline.prepare_packet(ctx, "word_count", run_id=None)
-    pipeline.run_build(ctx, "word_count", run_id=None)
-    out = pipeline.verify(ctx, "word_count", run_id=None)
+    intake(ctx, parse_proposal(_spec()), None)
+    prepare_packet(ctx, "word_count", run_id=None)
+    run_build(ctx, "word_count", run_id=None)
+    out = verify(ctx, "word_count", run_id=None)
     assert not out.ran
-    note = pipeline.research(ctx, "word_count", out)
+    note = research(ctx, "word_count", out)
     assert note.kind is FailureKind.GATE_VIOLATION
     assert any("utf-7" in v for v in note.facts["violations"])
     assert ctx.records.require_proposal("word_count").status is ProposalStatus.GATE_VIOLATION

@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import intake
+from kavi.forge.intake import intake
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus
 from kavi.proposals.model import load_proposal

@@ -13,7 +13,8 @@ import dagster as dg
 import pytest
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import NotVerified, intake, promotable_build
+from kavi.forge.intake import intake
+from kavi.forge.promote import NotVerified, promotable_build
 from kavi.home import KaviHome
 from kavi.proposals.model import load_proposal
 from kavi_assets.assets.forge import (

@@ -15,7 +15,8 @@ from kavi.decompose.forge import advance, decompose, trigger_for
 from kavi.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, DecompositionRecords
 from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import approve, intake, promote
+from kavi.forge.intake import intake
+from kavi.forge.promote import approve, promote
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import Proposal, load_proposal, parse_proposal
@@ -405,7 +406,7 @@ def test_an_escalation_triggers_only_for_repeated_failure_or_ambiguity(kavi_home
 def test_a_decomposed_parent_is_not_forged_again(kavi_home: KaviHome) -> None:
     """While its children forge, the parent takes no attempt of its own: neither `kavi forge` nor a packet step (the
     retry sensor, `dagster asset materialize`) starts one, and each says why in one line."""
-    from kavi.forge.pipeline import ProposalDecomposed, prepare_packet
+    from kavi.forge.packet import ProposalDecomposed, prepare_packet
     from kavi_assets.cli.main import app
 
     ctx = _decomposed(kavi_home)

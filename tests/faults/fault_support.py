@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
+from kavi.forge.research import research
+from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.llm.client import LLMClient, LLMSettings
 from kavi.proposals.model import parse_proposal
@@ -131,12 +135,12 @@ def stub_ctx(kavi_home: KaviHome, stub_endpoint: StubEndpoint, monkeypatch: pyte
     """A forge whose model is the stub endpoint, configured with CONFIGURED_KEY, and the word_count proposal."""
     monkeypatch.setenv("KAVI_LLM_API_KEY", CONFIGURED_KEY)
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint), ForgeSettings(gate_wall_s=60))
-    pipeline.intake(ctx, word_count_proposal(), None)
+    intake(ctx, word_count_proposal(), None)
     return ctx
 
 
 def attempt(ctx: ForgeContext, name: str = "word_count") -> tuple[Any, Any]:
-    pipeline.prepare_packet(ctx, name, run_id=None)
-    pipeline.run_build(ctx, name, run_id=None)
-    out = pipeline.verify(ctx, name, run_id=None)
-    return out, (None if out.passed else pipeline.research(ctx, name, out))
+    prepare_packet(ctx, name, run_id=None)
+    run_build(ctx, name, run_id=None)
+    out = verify(ctx, name, run_id=None)
+    return out, (None if out.passed else research(ctx, name, out))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import approve, promote
+from kavi.forge.promote import approve, promote
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal

@@ -70,7 +70,7 @@ def test_two_concurrent_approvals_one_wins_and_the_other_is_told(kavi_home: Kavi
 _PROMOTE = textwrap.dedent("""
     import sys
     from kavi.forge.context import ForgeContext
-    from kavi.forge.pipeline import PromotionRefused, approve, promote
+    from kavi.forge.promote import PromotionRefused, approve, promote
     from kavi.home import KaviHome
 
     def no_llm():

@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kavi.forge.context import ForgeContext
+from kavi.forge.intake import intake
 from kavi.forge.locks import ProposalBusy, attempt_lock, is_free, lock_path
-from kavi.forge.pipeline import intake
 from kavi.home import KaviHome
 from kavi.proposals.model import load_proposal
 from kavi_assets.cli.main import app

@@ -13,10 +13,15 @@ from fault_support import completion, stub_client, word_count_proposal
 from typer.testing import CliRunner
 
 from kavi.config import ConfigError, validate_config
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
+from kavi.forge.research import research
+from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind
+from kavi_assets.assets import forge as forge_assets
 from kavi_assets.cli.main import app
 
 runner = CliRunner()
@@ -103,7 +108,7 @@ def test_step_crash_prints_the_root_cause_and_exits_non_zero(
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("the build step fell over")
 
-    monkeypatch.setattr(pipeline, "run_build", crash)
+    monkeypatch.setattr(forge_assets, "run_build", crash)
     res = runner.invoke(app, ["forge", "word_count"])
     assert res.exit_code == 1, res.output
     _clean(res.output)
@@ -169,18 +174,18 @@ def test_endpoint_answering_html_is_a_recorded_failure_not_a_crash(
     kavi_home: KaviHome, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint))
-    pipeline.intake(ctx, word_count_proposal(), None)
+    intake(ctx, word_count_proposal(), None)
     for reply in [(200, {"Content-Type": "text/html"}, b"<html><body>Welcome to nginx!</body></html>"),
                   (200, {"Content-Type": "application/json"}, b"{not json"),
                   (200, {"Content-Type": "application/json"}, b'{"unexpected": true}')]:
         stub_endpoint.script(reply)
-        pipeline.prepare_packet(ctx, "word_count", run_id=None)
-        build = pipeline.run_build(ctx, "word_count", run_id=None)
+        prepare_packet(ctx, "word_count", run_id=None)
+        build = run_build(ctx, "word_count", run_id=None)
         assert not build.ok and build.failure is not None
         assert build.failure.stage == "llm", build.failure
         assert "OpenAI-compatible" in build.failure.message and "KAVI_LLM_BASE_URL" in build.failure.message
-        out = pipeline.verify(ctx, "word_count", run_id=None)
-        note = pipeline.research(ctx, "word_count", out)
+        out = verify(ctx, "word_count", run_id=None)
+        note = research(ctx, "word_count", out)
         assert note.kind is FailureKind.LLM_UNAVAILABLE
     stub_endpoint.script(completion("fine"))
 
@@ -205,7 +210,7 @@ def test_missing_gate_tool_is_one_line_saying_what_to_do(
     monkeypatch.setenv("KAVI_LLM_BASE_URL", stub_endpoint.base_url)
     monkeypatch.setenv("KAVI_LLM_MODELS", MODEL)
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint))
-    pipeline.intake(ctx, word_count_proposal(), None)
+    intake(ctx, word_count_proposal(), None)
     stub_endpoint.script(files_answer())
     res = runner.invoke(app, ["forge", "word_count"])
     assert res.exit_code == 1, res.output

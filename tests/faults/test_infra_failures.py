@@ -23,8 +23,12 @@ from fault_support import (
     word_count_proposal,
 )
 
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
+from kavi.forge.research import research
+from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.llm.client import LLMError, LLMErrorKind, retry_after_s
@@ -168,12 +172,12 @@ def test_full_disk_in_the_forges_own_build_writes_is_infrastructure(
     stub_ctx: ForgeContext, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stub_endpoint.script(files_answer())
-    import kavi.forge.pipeline as pl
+    import kavi.forge.build as build_step
 
     def full(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(pl, "write_files", full)
+    monkeypatch.setattr(build_step, "write_files", full)
     _out, note = pipeline_attempt(stub_ctx)
     assert note is not None and note.kind is FailureKind.INFRASTRUCTURE
     assert "No space left" in note.facts["error"]
@@ -199,10 +203,10 @@ def test_file_size_limit_in_the_gates_own_copies_is_infrastructure(
 def test_oversized_prompt_records_no_model_outcome(kavi_home: KaviHome, stub_endpoint: Any) -> None:
     # The packet step refuses a prompt whose fixed part is over the bound: no attempt, nothing sent, no outcome.
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint, max_prompt_chars=500))
-    pipeline.intake(ctx, word_count_proposal(), None)
+    intake(ctx, word_count_proposal(), None)
     stub_endpoint.script(files_answer())
     with pytest.raises(PromptTooLarge, match="over the bound"):
-        pipeline.prepare_packet(ctx, "word_count", run_id=None)
+        prepare_packet(ctx, "word_count", run_id=None)
     assert ctx.records.builds("word_count") == []
     assert _outcomes(ctx) == [] and stub_endpoint.requests == []
 
@@ -213,21 +217,21 @@ def test_prompt_over_the_clients_bound_is_infrastructure_and_escalates(
     # Should a prompt still reach the client over its bound, the client refuses it before sending: that attempt is
     # not the model's, and another try cannot shrink the spec, so a person decides.
     stub_endpoint.script(files_answer())
-    pipeline.prepare_packet(stub_ctx, "word_count", run_id=None)
+    prepare_packet(stub_ctx, "word_count", run_id=None)
     stub_ctx.llm_factory = lambda: stub_client(stub_endpoint, max_prompt_chars=500)
-    pipeline.run_build(stub_ctx, "word_count", run_id=None)
-    out = pipeline.verify(stub_ctx, "word_count", run_id=None)
-    note = pipeline.research(stub_ctx, "word_count", out)
+    run_build(stub_ctx, "word_count", run_id=None)
+    out = verify(stub_ctx, "word_count", run_id=None)
+    note = research(stub_ctx, "word_count", out)
     assert note.kind is FailureKind.INFRASTRUCTURE
     assert note.escalated and "PROMPT_TOO_LONG" in note.triggers
     assert _outcomes(stub_ctx) == [] and stub_endpoint.requests == []
 
 
 def pipeline_attempt(ctx: ForgeContext) -> tuple[Any, Any]:
-    pipeline.prepare_packet(ctx, "word_count", run_id=None)
-    pipeline.run_build(ctx, "word_count", run_id=None)
-    out = pipeline.verify(ctx, "word_count", run_id=None)
-    return out, (None if out.passed else pipeline.research(ctx, "word_count", out))
+    prepare_packet(ctx, "word_count", run_id=None)
+    run_build(ctx, "word_count", run_id=None)
+    out = verify(ctx, "word_count", run_id=None)
+    return out, (None if out.passed else research(ctx, "word_count", out))
 
 
 # -- the retry sensor ------------------------------------------------------------------------------

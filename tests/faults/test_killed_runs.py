@@ -22,8 +22,10 @@ import yaml
 from dagster._core.test_utils import create_run_for_test
 from typer.testing import CliRunner
 
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
@@ -57,13 +59,13 @@ def instance(kavi_home: KaviHome) -> Iterator[dg.DagsterInstance]:
 def _open_attempt(kavi_home: KaviHome, run_id: str, *, built: bool) -> tuple[ForgeContext, str]:
     """An attempt as a killed process leaves it: packet (and sandbox) written, never verified."""
     ctx = ForgeContext.open(kavi_home, lambda: None)  # type: ignore[arg-type, return-value]
-    pipeline.intake(ctx, load_proposal(EXAMPLES / "word_count.yaml"), None)
+    intake(ctx, load_proposal(EXAMPLES / "word_count.yaml"), None)
     from resources.llm import LLMResource
 
     ctx.llm_factory = LLMResource().get_client
-    packet = pipeline.prepare_packet(ctx, "word_count", run_id)
+    packet = prepare_packet(ctx, "word_count", run_id)
     if built:
-        out = pipeline.run_build(ctx, "word_count", run_id)
+        out = run_build(ctx, "word_count", run_id)
         assert out.ok
         assert (kavi_home.sandboxes_dir / packet.build_id).is_dir()
     return ctx, packet.build_id
@@ -138,7 +140,7 @@ def test_an_abandoned_attempt_is_closed_without_charging_the_model(kavi_home: Ka
     assert row.status is ProposalStatus.PROPOSED
     assert ctx.records.list_status("word_count")[0]["build_status"] == "ABANDONED"
     # The next attempt follows it.
-    assert pipeline.prepare_packet(ctx, "word_count", "run-next").attempt == 2
+    assert prepare_packet(ctx, "word_count", "run-next").attempt == 2
 
 
 def test_an_attempt_whose_lock_is_held_is_not_abandoned(kavi_home: KaviHome, instance: dg.DagsterInstance) -> None:

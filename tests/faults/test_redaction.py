@@ -16,8 +16,12 @@ from fault_support import (
     word_count_proposal,
 )
 
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
+from kavi.forge.research import research
+from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.llm.client import LLMError
@@ -117,7 +121,7 @@ def test_builder_test_output_is_redacted_everywhere_it_is_stored(
     assert not _leaks(_ledger_text(stub_ctx, "research_notes"))
     assert not _leaks(stub_ctx.store.get(note.note_sha256).decode())
     assert not _leaks(stub_ctx.store.get(out.report_sha256).decode())
-    packet = pipeline.prepare_packet(stub_ctx, "word_count", run_id=None)
+    packet = prepare_packet(stub_ctx, "word_count", run_id=None)
     packet_text = stub_ctx.store.get(packet.packet_sha256).decode()
     assert "test_leaks" in packet_text  # the facts reach the next packet ...
     assert not _leaks(packet_text)  # ... without the secrets
@@ -137,7 +141,7 @@ def test_endpoint_echoing_the_key_is_not_stored(kavi_home: KaviHome, stub_endpoi
     assert CONFIGURED_KEY not in str(info.value) and "invalid request" in str(info.value)
 
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint))
-    pipeline.intake(ctx, word_count_proposal(), None)
+    intake(ctx, word_count_proposal(), None)
     _out, note = _attempt(ctx)
     assert note is not None
     assert stub_endpoint.requests and CONFIGURED_KEY in stub_endpoint.requests[-1]["headers"]["authorization"]
@@ -160,7 +164,7 @@ def test_dagster_run_storage_holds_no_secret(
 
     monkeypatch.setenv("KAVI_LLM_API_KEY", CONFIGURED_KEY)
     ctx = ForgeContext.open(kavi_home, lambda: stub_client(stub_endpoint))
-    pipeline.intake(ctx, word_count_proposal(), None)
+    intake(ctx, word_count_proposal(), None)
     stub_endpoint.script(files_answer(tests=LEAKY_TEST))
     llm = LLMResource(base_url=stub_endpoint.base_url, models=[MODEL])
     out = forge_once(kavi_home, "word_count", resources={"llm": llm})
@@ -172,10 +176,10 @@ def test_dagster_run_storage_holds_no_secret(
 
 
 def _attempt(ctx: ForgeContext) -> tuple[Any, Any]:
-    pipeline.prepare_packet(ctx, "word_count", run_id=None)
-    pipeline.run_build(ctx, "word_count", run_id=None)
-    out = pipeline.verify(ctx, "word_count", run_id=None)
-    return out, (None if out.passed else pipeline.research(ctx, "word_count", out))
+    prepare_packet(ctx, "word_count", run_id=None)
+    run_build(ctx, "word_count", run_id=None)
+    out = verify(ctx, "word_count", run_id=None)
+    return out, (None if out.passed else research(ctx, "word_count", out))
 
 
 def test_credentials_in_the_endpoint_url_are_not_in_its_stored_label(stub_endpoint: Any) -> None:

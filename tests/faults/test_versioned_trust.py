@@ -21,7 +21,7 @@ from faults_support import (
 )
 from typer.testing import CliRunner
 
-from kavi.forge.pipeline import promote
+from kavi.forge.promote import promote
 from kavi.home import KaviHome
 from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.ceremony import (
     STRICT_EXTRA_ATTEMPTS,
     CeremonyChangeRefused,
@@ -27,7 +27,12 @@ from kavi.forge.coach import (
     render_coach_messages,
 )
 from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.intake import intake
 from kavi.forge.levels import proposal_ceremony, set_level
+from kavi.forge.packet import load_packet, prepare_packet
+from kavi.forge.promote import PromotionRefused, approve, promotable_build, promote
+from kavi.forge.research import research
+from kavi.forge.verify import VerifyOutcome, verify
 from kavi.home import KaviHome
 from kavi.ledger.coach_records import review_summary, reviews
 from kavi.lifecycle import FailureKind, Verdict
@@ -136,18 +141,18 @@ def _ctx(home: KaviHome, cassettes: Path, models: list[str] = TWO, **settings: A
 
 
 def _forge(ctx: ForgeContext, level: str | None = "standard") -> None:
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     if level is not None and level != "low":
         set_level(ctx.records, "sign_of", level, actor="ada")
 
 
-def _attempt(ctx: ForgeContext) -> pipeline.VerifyOutcome:
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
-    pipeline.run_build(ctx, "sign_of", run_id=None)
-    return pipeline.verify(ctx, "sign_of", run_id=None)
+def _attempt(ctx: ForgeContext) -> VerifyOutcome:
+    prepare_packet(ctx, "sign_of", run_id=None)
+    run_build(ctx, "sign_of", run_id=None)
+    return verify(ctx, "sign_of", run_id=None)
 
 
-def _coach(out: pipeline.VerifyOutcome) -> GateResult:
+def _coach(out: VerifyOutcome) -> GateResult:
     return next(r for r in out.results if r.gate == GATE_COACH)
 
 
@@ -198,20 +203,20 @@ def test_request_changes_fails_and_the_findings_reach_the_note_and_the_next_pack
     assert not out.passed and coach.verdict is Verdict.FAILED
     assert all(r.ok for r in out.results if r.gate != GATE_COACH)
     assert any("test_zero compares a value with itself" in m for m in coach.messages)
-    with pytest.raises(pipeline.PromotionRefused):
-        pipeline.promotable_build(ctx, "sign_of")
-    note = pipeline.research(ctx, "sign_of", out)
+    with pytest.raises(PromotionRefused):
+        promotable_build(ctx, "sign_of")
+    note = research(ctx, "sign_of", out)
     assert note.kind is FailureKind.COACH_CHANGES_REQUESTED and not note.escalated
     stored = json.loads(ctx.store.get(note.note_sha256))
     assert stored["counts_against_model"] is True
     assert stored["facts"]["gates"]["coach"]["findings"][0]["kind"] == "test_asserts_nothing"
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
     build = ctx.records.latest_build("sign_of")
     assert build is not None and build.attempt_number == 2
-    prompt = pipeline.load_packet(ctx, build)["messages"][1]["content"]
+    prompt = load_packet(ctx, build)["messages"][1]["content"]
     assert "gate coach" in prompt and "test_zero compares a value with itself" in prompt
-    pipeline.run_build(ctx, "sign_of", run_id=None)
-    second = pipeline.verify(ctx, "sign_of", run_id=None)
+    run_build(ctx, "sign_of", run_id=None)
+    second = verify(ctx, "sign_of", run_id=None)
     assert second.passed and _coach(second).verdict is Verdict.PASSED
 
 
@@ -230,7 +235,7 @@ def test_a_coach_that_cannot_answer_is_the_coachs_failure_not_the_builders(
     assert "not the builder's" in gate.reason
     rows = reviews(ctx.records, "sign_of")
     assert len(rows) == 2 and {r.status for r in rows} <= {"UNUSABLE", "LLM_ERROR"}  # asked, then asked again
-    note = pipeline.research(ctx, "sign_of", out)
+    note = research(ctx, "sign_of", out)
     assert note.kind is FailureKind.INFRASTRUCTURE  # filed as the coach's (the forge's side), not a builder's kind
     stored = json.loads(ctx.store.get(note.note_sha256))
     assert stored["counts_against_model"] is False
@@ -252,7 +257,7 @@ def test_coach_outcomes_never_move_the_builders_posteriors(kavi_home: KaviHome, 
     assert (ctx.records.outcome_counts(ttype), ctx.records.outcome_summary()) == before
     coach_model = reviews(ctx.records, "sign_of")[0].model
     assert review_summary(ctx.records) == [(coach_model, ttype, 0, 1, 0)]
-    pipeline.research(ctx, "sign_of", out)  # the builder's failure is the builder's, recorded once
+    research(ctx, "sign_of", out)  # the builder's failure is the builder's, recorded once
     build = ctx.records.latest_build("sign_of")
     assert build is not None
     assert [(o["model"], o["success"]) for o in ctx.records.model_outcomes()] == [(build.model, False)]
@@ -287,7 +292,7 @@ def test_level_changes_raise_freely_and_lower_only_with_a_recorded_override(kavi
         ["Parse, validate, sort and merge the nested schedule with a timezone and unicode date graph."] * 4)}
     data["inputs"] = [{"name": "n", "type": "int"}, {"name": "items", "type": "list[str]", "required": False},
                       {"name": "extra", "type": "dict[str, int] | None", "required": False}]
-    pipeline.intake(ctx, parse_proposal(data), None)
+    intake(ctx, parse_proposal(data), None)
     score_level = ceremony_for(parse_proposal(data)).level
     assert score_level is CeremonyLevel.STANDARD
     raised = set_level(ctx.records, "sign_of", "strict", actor="ada")
@@ -327,18 +332,18 @@ def test_level_changes_raise_freely_and_lower_only_with_a_recorded_override(kavi
 def test_strict_blocks_promotion_until_a_person_approves(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, [{"raw": APPROVE}]), auto_approve=(SideEffectClass.READ_ONLY,))
     _forge(ctx, level="strict")
-    packet = pipeline.prepare_packet(ctx, "sign_of", run_id=None)
+    packet = prepare_packet(ctx, "sign_of", run_id=None)
     base = attempt_budget(ceremony_for(parse_proposal(SPEC)).score)
     assert packet.budget == base + STRICT_EXTRA_ATTEMPTS  # strict: a larger attempt budget
-    pipeline.run_build(ctx, "sign_of", run_id=None)
-    out = pipeline.verify(ctx, "sign_of", run_id=None)
+    run_build(ctx, "sign_of", run_id=None)
+    out = verify(ctx, "sign_of", run_id=None)
     assert out.passed and _coach(out).details["full_review"] is True
     assert out.ceremony["level"] == "strict" and out.ceremony["human_approval"] is True
-    refused = pipeline.promote(ctx, "sign_of")  # READ_ONLY auto-approve is on: strict still waits for a person
+    refused = promote(ctx, "sign_of")  # READ_ONLY auto-approve is on: strict still waits for a person
     assert not refused.promoted and "ceremony level strict" in refused.reason
     assert ctx.records.trusted("sign_of") == []
-    pipeline.approve(ctx, "sign_of", "ada")
-    done = pipeline.promote(ctx, "sign_of")
+    approve(ctx, "sign_of", "ada")
+    done = promote(ctx, "sign_of")
     assert done.promoted and done.approved_by == "ada"
 
 
@@ -346,7 +351,7 @@ def test_standard_with_auto_approve_promotes_without_a_person(kavi_home: KaviHom
     ctx = _ctx(kavi_home, _cassettes(tmp_path, [{"raw": APPROVE}]), auto_approve=(SideEffectClass.READ_ONLY,))
     _forge(ctx, level="standard")
     assert _attempt(ctx).passed
-    done = pipeline.promote(ctx, "sign_of")
+    done = promote(ctx, "sign_of")
     assert done.promoted and "auto-approve" in str(done.approved_by)
 
 
@@ -361,8 +366,8 @@ def test_zero_tests_and_coverage_block_at_every_level(kavi_home: KaviHome, tmp_p
         failed = next(r for r in out.results if r.gate == gate)
         assert failed.verdict is Verdict.FAILED and not out.passed, (level, gate, failed.reason)
         assert _coach(out).verdict is Verdict.OMITTED  # the coach never reviews (or rescues) a failed attempt
-        with pytest.raises(pipeline.PromotionRefused):
-            pipeline.promotable_build(ctx, "sign_of")
+        with pytest.raises(PromotionRefused):
+            promotable_build(ctx, "sign_of")
         assert ceremony_plan(proposal_ceremony(ctx.records, "sign_of", parse_proposal(SPEC)))["level"] == level
 
 

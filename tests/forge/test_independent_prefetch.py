@@ -10,8 +10,13 @@ from typing import Any
 
 import yaml
 
-from kavi.forge import independent, pipeline
+from kavi.forge import independent
+from kavi.forge import verify as verify_step
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.intake import intake
+from kavi.forge.packet import prepare_packet
+from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.llm.client import Completion, LLMClient, LLMError, LLMErrorKind
 from kavi.proposals.model import parse_proposal
@@ -58,7 +63,7 @@ def _slow_ctx(home: KaviHome, tmp_path: Path, *, fail_independent: bool = False,
         return client
 
     ctx = ForgeContext.open(home, factory, ForgeSettings(evidence_levels=ALL_LEVELS))
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     return ctx, calls
 
 
@@ -69,9 +74,9 @@ def _kinds(calls: list[str]) -> dict[str, int]:
 def test_the_independent_answer_is_asked_during_the_build_and_waited_for_once(
         kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx, calls = _slow_ctx(kavi_home, tmp_path)
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
     t0 = time.monotonic()
-    built = pipeline.run_build(ctx, "sign_of", run_id=None)
+    built = run_build(ctx, "sign_of", run_id=None)
     assert built.ok, built.failure
     build = ctx.records.latest_build("sign_of")
     assert build is not None
@@ -89,15 +94,15 @@ def test_the_independent_answer_is_asked_during_the_build_and_waited_for_once(
 
 def test_one_request_per_spec_digest_and_the_verification_uses_it(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx, calls = _slow_ctx(kavi_home, tmp_path)
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
     build = ctx.records.latest_build("sign_of")
     assert build is not None
     row = ctx.records.require_proposal("sign_of")
     first = independent.prefetch_independent(ctx, "sign_of", build.model, row.proposal, row.spec_sha256)
     again = independent.prefetch_independent(ctx, "sign_of", build.model, row.proposal, row.spec_sha256)
     assert first and not again
-    pipeline.run_build(ctx, "sign_of", run_id=None)  # starts none: one is in flight for this digest
-    out = pipeline.verify(ctx, "sign_of", run_id=None)
+    run_build(ctx, "sign_of", run_id=None)  # starts none: one is in flight for this digest
+    out = verify(ctx, "sign_of", run_id=None)
     assert out.passed, [(r.gate, r.reason) for r in out.results if not r.ok]
     assert _kinds(calls) == {"build": 1, "independent": 1}
     assert out.evidence["independent"]["used"]
@@ -107,8 +112,8 @@ def test_one_request_per_spec_digest_and_the_verification_uses_it(kavi_home: Kav
     assert ("evidence_for", out.report_sha256) in edges and ("file_of", rows[0].source_sha256) in edges
     # The next attempt of the same spec reuses the ledger's answer (nothing asked in the background), unless its
     # builder is the model that wrote it: then the other model is asked, once.
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
-    pipeline.run_build(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
+    run_build(ctx, "sign_of", run_id=None)
     second = ctx.records.latest_build("sign_of")
     assert second is not None
     again_out = independent.obtain_independent(ctx, "sign_of", second, row.proposal, row.spec_sha256)
@@ -121,10 +126,10 @@ def test_one_request_per_spec_digest_and_the_verification_uses_it(kavi_home: Kav
 
 def test_a_failing_background_request_is_the_independent_models_failure(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx, calls = _slow_ctx(kavi_home, tmp_path, fail_independent=True)
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
-    built = pipeline.run_build(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
+    built = run_build(ctx, "sign_of", run_id=None)
     assert built.ok  # the prefetch's failure never reaches the build
-    out = pipeline.verify(ctx, "sign_of", run_id=None)
+    out = verify(ctx, "sign_of", run_id=None)
     assert out.passed
     assert "model call failed" in out.evidence["independent"]["not_used_because"]
     rows = ctx.records.independents("sign_of")
@@ -139,11 +144,11 @@ def test_a_prefetch_that_cannot_start_never_fails_the_build(kavi_home: KaviHome,
     def broken(*args: Any, **kwargs: Any) -> bool:
         raise RuntimeError("the ledger is busy")
 
-    monkeypatch.setattr(pipeline, "prefetch_independent", broken)
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
-    built = pipeline.run_build(ctx, "sign_of", run_id=None)
+    monkeypatch.setattr(verify_step, "prefetch_independent", broken)
+    prepare_packet(ctx, "sign_of", run_id=None)
+    built = run_build(ctx, "sign_of", run_id=None)
     assert built.ok and any("independent" in line for line in built.log), built.log
-    out = pipeline.verify(ctx, "sign_of", run_id=None)  # asked synchronously, as before
+    out = verify(ctx, "sign_of", run_id=None)  # asked synchronously, as before
     assert out.passed and out.evidence["independent"]["used"]
     assert _kinds(calls) == {"build": 1, "independent": 1}
 
@@ -151,18 +156,18 @@ def test_a_prefetch_that_cannot_start_never_fails_the_build(kavi_home: KaviHome,
 def test_no_prefetch_when_the_ceremony_level_takes_no_evidence(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx, calls = _slow_ctx(kavi_home, tmp_path)
     ctx.settings = ForgeSettings(evidence_levels=("standard", "strict"))
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
-    pipeline.run_build(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
+    run_build(ctx, "sign_of", run_id=None)
     time.sleep(0.2)
     assert _kinds(calls) == {"build": 1}
 
 
 def test_the_request_of_a_failed_build_is_recorded_and_reused(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx, calls = _slow_ctx(kavi_home, tmp_path, build_raw="not json")
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
-    built = pipeline.run_build(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
+    built = run_build(ctx, "sign_of", run_id=None)
     assert not built.ok and built.failure is not None and built.failure.stage == "answer"
-    out = pipeline.verify(ctx, "sign_of", run_id=None)
+    out = verify(ctx, "sign_of", run_id=None)
     assert not out.ran
     build = ctx.records.latest_build("sign_of")
     assert build is not None

@@ -11,11 +11,16 @@ import yaml
 from typer.testing import CliRunner
 
 from kavi.config import ConfigError, config_problems
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.ceremony import CeremonyLevel, ceremony_for, evidence_decision, parse_levels, scale_of
 from kavi.forge.context import ForgeContext, ForgeSettings
 from kavi.forge.holdouts import HoldoutError, add_holdout, counterexample_input, counterexamples
 from kavi.forge.independent import NO_SECOND_MODEL, choose_model, obtain_independent
+from kavi.forge.intake import intake
+from kavi.forge.packet import load_packet, prepare_packet
+from kavi.forge.promote import PromotionRefused, promotable_build
+from kavi.forge.research import record_success, research
+from kavi.forge.verify import VerifyOutcome, evidence_markdown, verify
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
@@ -108,13 +113,13 @@ def _ctx(home: KaviHome, cassettes: Path, models: list[str], **settings: Any) ->
     return ForgeContext.open(home, llm.get_client, ForgeSettings(**settings))
 
 
-def _attempt(ctx: ForgeContext, name: str = "sign_of") -> pipeline.VerifyOutcome:
-    pipeline.prepare_packet(ctx, name, run_id=None)
-    pipeline.run_build(ctx, name, run_id=None)
-    return pipeline.verify(ctx, name, run_id=None)
+def _attempt(ctx: ForgeContext, name: str = "sign_of") -> VerifyOutcome:
+    prepare_packet(ctx, name, run_id=None)
+    run_build(ctx, name, run_id=None)
+    return verify(ctx, name, run_id=None)
 
 
-def _gate(out: pipeline.VerifyOutcome, gate: str) -> Any:
+def _gate(out: VerifyOutcome, gate: str) -> Any:
     return next(r for r in out.results if r.gate == gate)
 
 
@@ -124,7 +129,7 @@ TWO = ["recorded-coder-a", "recorded-coder-b"]
 def test_disagreeing_candidate_is_not_trusted_and_the_counterexample_reaches_note_and_packet(
         kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, WRONG), TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     assert _gate(out, GATE_ACCEPTANCE).ok  # the literal example and holdout do not catch it
     diff = _gate(out, GATE_DIFFERENTIAL)
@@ -133,32 +138,32 @@ def test_disagreeing_candidate_is_not_trusted_and_the_counterexample_reaches_not
     assert any(c["input"] == {"n": 0} for c in cases), cases
     assert out.evidence["independent"]["used"] and out.evidence["generated"] > 0
     assert out.evidence["agreement_rate"] < 1.0
-    shown = pipeline.evidence_markdown(out.evidence)  # what the verification_report asset's metadata shows
+    shown = evidence_markdown(out.evidence)  # what the verification_report asset's metadata shows
     assert "counterexample 1: input" in shown and "generated inputs" in shown
-    with pytest.raises(pipeline.PromotionRefused):
-        pipeline.promotable_build(ctx, "sign_of")
-    note = pipeline.research(ctx, "sign_of", out)
+    with pytest.raises(PromotionRefused):
+        promotable_build(ctx, "sign_of")
+    note = research(ctx, "sign_of", out)
     stored = json.loads(ctx.store.get(note.note_sha256))
     assert any(c["input"] == {"n": 0} for c in stored["counterexamples"])
     assert "kavi holdout add sign_of --counterexample" in stored["settle"]
-    pipeline.prepare_packet(ctx, "sign_of", run_id=None)
+    prepare_packet(ctx, "sign_of", run_id=None)
     build = ctx.records.latest_build("sign_of")
     assert build is not None
-    prompt = pipeline.load_packet(ctx, build)["messages"][1]["content"]
+    prompt = load_packet(ctx, build)["messages"][1]["content"]
     assert "independent implementation" in prompt and '"n": 0' in prompt.replace("'n'", '"n"')
 
 
 def test_honest_candidate_that_agrees_is_trusted_and_the_independent_is_another_model(
         kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, HONEST), TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     assert out.passed, [(r.gate, r.reason, r.messages) for r in out.results if not r.ok]
     ev = out.evidence
     assert ev["ran"] and ev["agreement_rate"] == 1.0 and ev["counterexamples"] == []
     assert ev["ceremony"]["level"] == "low" and ev["independent"]["used"]
-    assert "agreement 100%" in pipeline.evidence_markdown(ev) and "independent implementation by" in \
-        pipeline.evidence_markdown(ev)
+    assert "agreement 100%" in evidence_markdown(ev) and "independent implementation by" in \
+        evidence_markdown(ev)
     build = ctx.records.latest_build("sign_of")
     assert build is not None
     rows = ctx.records.independents("sign_of")
@@ -184,7 +189,7 @@ def test_independent_model_is_never_the_builders() -> None:
 def test_no_second_model_omits_the_comparison_and_an_honest_candidate_is_trusted(
         kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, HONEST), ["recorded-coder-a"])
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     assert out.passed, [(r.gate, r.reason) for r in out.results if not r.ok]
     ind = out.evidence["independent"]
@@ -195,13 +200,13 @@ def test_no_second_model_omits_the_comparison_and_an_honest_candidate_is_trusted
 
 def test_unparseable_independent_is_the_independent_models_failure(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, HONEST, raw="I would rather explain the idea in prose."), TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     assert out.passed, [(r.gate, r.reason) for r in out.results if not r.ok]
     rows = ctx.records.independents("sign_of")
     assert [r.status for r in rows] == ["UNUSABLE"] and rows[0].answer_sha256 and not rows[0].source_sha256
     assert "not usable" in out.evidence["independent"]["not_used_because"]
-    pipeline.record_success(ctx, "sign_of", out.build_id)
+    record_success(ctx, "sign_of", out.build_id)
     build = ctx.records.latest_build("sign_of")
     assert build is not None
     outcomes = ctx.records.model_outcomes()
@@ -215,7 +220,7 @@ def test_wrong_file_from_the_independent_is_unusable(kavi_home: KaviHome, tmp_pa
     data["interactions"].append({"kind": "independent", "files": {"skills/other.py": INDEPENDENT}})
     (folder / "sign_of.yaml").write_text(yaml.safe_dump(data))
     ctx = _ctx(kavi_home, folder, TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     assert out.passed
     rows = ctx.records.independents("sign_of")
@@ -228,7 +233,7 @@ def test_llm_error_of_the_independent_does_not_fail_the_build(kavi_home: KaviHom
     data["interactions"].append({"kind": "independent", "error": {"status": 400, "message": "context too long"}})
     (folder / "sign_of.yaml").write_text(yaml.safe_dump(data))
     ctx = _ctx(kavi_home, folder, TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     assert out.passed
     rows = ctx.records.independents("sign_of")
@@ -238,7 +243,7 @@ def test_llm_error_of_the_independent_does_not_fail_the_build(kavi_home: KaviHom
 
 def test_excluded_ceremony_level_omits_the_evidence_with_the_reason(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, WRONG), TWO, evidence_levels=("standard", "strict"))
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     out = _attempt(ctx)
     diff = _gate(out, GATE_DIFFERENTIAL)
     assert diff.verdict is Verdict.OMITTED and "not one of the evidence levels" in diff.reason
@@ -249,7 +254,7 @@ def test_excluded_ceremony_level_omits_the_evidence_with_the_reason(kavi_home: K
 
 def test_a_new_holdout_invalidates_the_cached_independent(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, WRONG), TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     first = _attempt(ctx)
     assert not first.passed
     row = ctx.records.require_proposal("sign_of")
@@ -258,7 +263,7 @@ def test_a_new_holdout_invalidates_the_cached_independent(kavi_home: KaviHome, t
     again = obtain_independent(ctx, "sign_of", build, row.proposal, row.spec_sha256)
     assert again.reused and again.source is not None  # one request per spec: the next use reads the ledger
     assert len(ctx.records.independents("sign_of")) == 1
-    pipeline.research(ctx, "sign_of", first)
+    research(ctx, "sign_of", first)
     second = _attempt(ctx)
     second_build = ctx.records.latest_build("sign_of")
     assert second_build is not None
@@ -267,7 +272,7 @@ def test_a_new_holdout_invalidates_the_cached_independent(kavi_home: KaviHome, t
         assert len(rows) == 1 and second.evidence["independent"]["reused"]
     else:  # the builder is now the model that wrote the cached one: another model is asked, never the builder
         assert len(rows) == 2 and rows[1].model != second_build.model
-    pipeline.research(ctx, "sign_of", second)
+    research(ctx, "sign_of", second)
     before = len(rows)
     number = next(c.number for c in counterexamples(ctx, "sign_of") if c.input == {"n": 0})
     assert counterexample_input(ctx, "sign_of", number) == {"n": 0}
@@ -329,10 +334,10 @@ def test_shipped_independent_answers_pass_the_policy_of_their_proposal() -> None
 
 def test_an_independent_that_fails_a_new_holdout_is_discarded(kavi_home: KaviHome, tmp_path: Path) -> None:
     ctx = _ctx(kavi_home, _cassettes(tmp_path, WRONG), TWO)
-    pipeline.intake(ctx, parse_proposal(SPEC), None)
+    intake(ctx, parse_proposal(SPEC), None)
     first = _attempt(ctx)
     assert not first.passed
-    pipeline.research(ctx, "sign_of", first)
+    research(ctx, "sign_of", first)
     # The person settles the counterexample the other way: zero counts as positive here.
     add_holdout(ctx, "sign_of", {"n": 0}, {"sign": 1}, "ada")
     second = _attempt(ctx)

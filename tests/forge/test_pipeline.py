@@ -5,8 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from kavi.forge import pipeline
+from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.intake import intake
+from kavi.forge.packet import load_packet, prepare_packet
+from kavi.forge.promote import PromotionRefused, promote
+from kavi.forge.research import ResearchOutcome, research
+from kavi.forge.verify import VerifyOutcome, verify
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus
 from kavi.proposals.model import load_proposal
@@ -21,15 +26,15 @@ def _ctx(home: KaviHome, models: list[str] | None = None, **settings: object) ->
     return ForgeContext.open(home, llm.get_client, ForgeSettings(**settings))  # type: ignore[arg-type]
 
 
-def _attempt(ctx: ForgeContext, name: str) -> tuple[pipeline.VerifyOutcome, pipeline.ResearchOutcome | None]:
-    pipeline.prepare_packet(ctx, name, run_id=None)
-    pipeline.run_build(ctx, name, run_id=None)
-    out = pipeline.verify(ctx, name, run_id=None)
-    return out, (None if out.passed else pipeline.research(ctx, name, out))
+def _attempt(ctx: ForgeContext, name: str) -> tuple[VerifyOutcome, ResearchOutcome | None]:
+    prepare_packet(ctx, name, run_id=None)
+    run_build(ctx, name, run_id=None)
+    out = verify(ctx, name, run_id=None)
+    return out, (None if out.passed else research(ctx, name, out))
 
 
 def _propose(ctx: ForgeContext, name: str) -> None:
-    pipeline.intake(ctx, load_proposal(EXAMPLES / f"{name}.yaml"), None)
+    intake(ctx, load_proposal(EXAMPLES / f"{name}.yaml"), None)
 
 
 def test_ruff_failure_then_fixed_with_facts_in_the_next_packet(kavi_home: KaviHome) -> None:
@@ -40,14 +45,14 @@ def test_ruff_failure_then_fixed_with_facts_in_the_next_packet(kavi_home: KaviHo
     assert note.kind is FailureKind.VERIFY_LINT and not note.escalated
     assert any("F401" in m for m in note.facts["gates"]["ruff"]["messages"])
     assert ctx.records.require_proposal("slugify_title").status is ProposalStatus.FAILED
-    packet = pipeline.prepare_packet(ctx, "slugify_title", run_id=None)
+    packet = prepare_packet(ctx, "slugify_title", run_id=None)
     assert packet.attempt == 2 and packet.prior_failures == 1
     build = ctx.records.latest_build("slugify_title")
     assert build is not None
-    user_prompt = pipeline.load_packet(ctx, build)["messages"][1]["content"]
+    user_prompt = load_packet(ctx, build)["messages"][1]["content"]
     assert "F401" in user_prompt and "holdout" not in user_prompt.lower().replace("hidden acceptance", "")
-    pipeline.run_build(ctx, "slugify_title", run_id=None)
-    second = pipeline.verify(ctx, "slugify_title", run_id=None)
+    run_build(ctx, "slugify_title", run_id=None)
+    second = verify(ctx, "slugify_title", run_id=None)
     assert second.passed, [(r.gate, r.messages) for r in second.results if not r.ok]
 
 
@@ -62,8 +67,8 @@ def test_allowlist_violation_touches_nothing(kavi_home: KaviHome) -> None:
     assert not list(kavi_home.skills_dir.iterdir())
     assert not list(kavi_home.sandboxes_dir.iterdir())
     assert not list(kavi_home.root.parent.rglob("escape.py"))
-    with pytest.raises(pipeline.PromotionRefused):
-        pipeline.promote(ctx, "extract_emails")
+    with pytest.raises(PromotionRefused):
+        promote(ctx, "extract_emails")
 
 
 def test_answer_that_is_not_json(kavi_home: KaviHome) -> None:
@@ -83,7 +88,7 @@ def test_model_not_found_is_set_aside(kavi_home: KaviHome) -> None:
     client = ctx.llm_factory()
     assert "ghost-model" in ctx.records.models_set_aside(client.config_fingerprint)
     with pytest.raises(NoModelAvailable, match="set aside"):
-        pipeline.prepare_packet(ctx, "word_count", run_id=None)
+        prepare_packet(ctx, "word_count", run_id=None)
 
 
 
@@ -92,16 +97,16 @@ def test_set_aside_model_is_never_routed_again_in_that_configuration(kavi_home: 
     _propose(ctx, "word_count")
     fingerprint = ctx.llm_factory().config_fingerprint
     for _ in range(8):
-        packet = pipeline.prepare_packet(ctx, "word_count", run_id=None)
-        pipeline.run_build(ctx, "word_count", run_id=None)
+        packet = prepare_packet(ctx, "word_count", run_id=None)
+        run_build(ctx, "word_count", run_id=None)
         if packet.model == "ghost-model":
             break
     assert "ghost-model" in ctx.records.models_set_aside(fingerprint)
     for _ in range(3):
-        packet = pipeline.prepare_packet(ctx, "word_count", run_id=None)
+        packet = prepare_packet(ctx, "word_count", run_id=None)
         assert packet.model == "recorded-coder-a"
         assert "set aside: ghost-model" in packet.routing["reason"]
-        pipeline.run_build(ctx, "word_count", run_id=None)
+        run_build(ctx, "word_count", run_id=None)
 
 
 def test_advice_unavailable_escalates_as_ambiguous(kavi_home: KaviHome) -> None:

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from kavi.forge.context import ForgeContext, ForgeSettings
-from kavi.forge.pipeline import PromotionRefused, approve, promote
+from kavi.forge.promote import PromotionRefused, approve, promote
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import sha256_bytes
 from kavi.lifecycle import ProposalStatus, Verdict

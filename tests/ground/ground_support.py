@@ -1,13 +1,15 @@
 """Helpers for issue 17's tests: trusted versions built from the shipped word_count answer and judged by the real
-gates (pipeline.verify), approved by a person and promoted."""
+gates (kavi.forge.verify), approved by a person and promoted."""
 
 import copy
 import json
 from pathlib import Path
 from typing import Any
 
+from kavi.forge.attempt import BUILD_OK
 from kavi.forge.context import ForgeContext, ForgeSettings
-from kavi.forge.pipeline import BUILD_OK, VerifyOutcome, approve, promote, verify
+from kavi.forge.promote import approve, promote
+from kavi.forge.verify import VerifyOutcome, verify
 from kavi.home import KaviHome
 from kavi.proposals.model import parse_proposal
 

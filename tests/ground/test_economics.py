@@ -113,7 +113,7 @@ class _AdviceClient:
 @pytest.mark.parametrize("fail", [False, True])
 def test_research_advice_calls_are_recorded_for_the_forge_cost(kavi_home: KaviHome, fail: bool) -> None:
     from kavi.forge.context import ForgeContext, ForgeSettings
-    from kavi.forge.pipeline import _advice
+    from kavi.forge.research import _advice
     from kavi.lifecycle import FailureKind
 
     build_id = built(kavi_home)

@@ -132,8 +132,9 @@ def test_the_host_preloads_the_forge_forks_workers_and_restarts_on_new_code(
     host = launcher._running_host()
     assert host.alive and host.stamp == code_stamp()
     # What a forge run imports is in memory before the first fork.
-    assert not set(host.failed) & {"kavi.forge.pipeline", "kavi_assets.queue_definitions"}, host.failed
-    assert "kavi.forge.pipeline" in set(forge_modules())
+    steps = {f"kavi.forge.{step}" for step in ("packet", "build", "verify", "research", "promote")}
+    assert not set(host.failed) & (steps | {"kavi_assets.queue_definitions"}), host.failed
+    assert steps <= set(forge_modules())
     # A request the run worker cannot make sense of still gets its own process, which fails on its own.
     pid = host.fork("{not a run}")
     assert pid > 0 and pid != host.proc.pid

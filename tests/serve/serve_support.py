@@ -1,5 +1,5 @@
 """Helpers for the serve and search tests: shipped example skills trusted quickly (a verified attempt recorded
-with passing gates, approved by a person and promoted through the real pipeline functions)."""
+with passing gates, approved by a person and promoted through the real forge step functions)."""
 
 import json
 from pathlib import Path
@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.pipeline import approve, promote
+from kavi.forge.promote import approve, promote
 from kavi.home import KaviHome
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
