@@ -18,7 +18,7 @@ from kavi.gates.types import ALL_GATES, GateResult
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
-from kavi_assets.cli import demo_cmd
+from kavi_assets.cli import demo_cmd, retry_sensor
 from kavi_assets.cli.main import app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
@@ -122,7 +122,7 @@ def test_demo_retry_sensor_evaluation_prints_no_dagster_log_lines(
                                 triggers=["SECURITY_CLASS"], advice=None, escalated=True, note=note,
                                 lineage_parent=None)
     ctx.records.set_status("word_count", ProposalStatus.ESCALATED, build_id="wc-a1", reason="test")
-    requests, _ = demo_cmd._retry_requests(SkillsHomeResource(root=str(kavi_home.root)), GateRunnerResource(), None)
+    requests, _ = retry_sensor.retry_requests(SkillsHomeResource(root=str(kavi_home.root)), GateRunnerResource(), None)
     assert requests == []
     captured = capfd.readouterr()
     assert " - dagster - " not in captured.out + captured.err, captured
