@@ -16,7 +16,7 @@ from kavi.lifecycle import Verdict
 from kavi.proposals.model import parse_proposal
 from kavi_assets.cli.main import app
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 
 NOTE_SKILL = '''"""Write a note."""
 

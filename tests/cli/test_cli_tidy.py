@@ -21,7 +21,7 @@ from kavi.proposals.model import load_proposal, parse_proposal
 from kavi_assets.cli import demo_cmd, retry_sensor
 from kavi_assets.cli.main import app
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 runner = CliRunner()
 
 
@@ -131,7 +131,7 @@ def test_demo_retry_sensor_evaluation_prints_no_dagster_log_lines(
 def _trust_word_count(home: KaviHome, name: str, description: str) -> None:
     """Promote the shipped word_count answer under `name` with `description`, as the forge would after its gates."""
     ctx = ForgeContext.open(home, _no_llm)
-    source = (Path(__file__).resolve().parents[2] / "examples" / "answers" / "word_count" / "1" / "skill.py")
+    source = (Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers" / "word_count" / "1" / "skill.py")
     ctx.records.register_proposal(parse_proposal({
         "name": name, "description": description, "inputs": [{"name": "text", "type": "str"}],
         "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
