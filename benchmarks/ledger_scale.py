@@ -190,7 +190,7 @@ def main() -> None:
 
     from kavi.promotion.registry import write_registry
     from kavi.routing.posteriors import Outcome, OutcomeCounts, compute_posteriors, posteriors_from_counts
-    from kavi_assets.cli.main import lineage_doc
+    from kavi_assets.cli.lineage_document import lineage_doc
 
     records = ForgeRecords(Ledger(path))
     mid = f"skill_{args.proposals // 2:05d}"

@@ -44,13 +44,13 @@ def _no_model() -> Any:
 
 
 def trust_word_count(home: KaviHome) -> None:
-    spec = yaml.safe_load((ROOT / "examples" / "proposals" / "word_count.yaml").read_text())
-    source = (ROOT / "examples" / "answers" / "word_count" / "1" / "skill.py").read_bytes()
+    spec = yaml.safe_load((ROOT / "kavi" / "examples" / "proposals" / "word_count.yaml").read_text())
+    source = (ROOT / "kavi" / "examples" / "answers" / "word_count" / "1" / "skill.py").read_bytes()
     ctx = ForgeContext.open(home, _no_model)
     ctx.records.register_proposal(parse_proposal(spec), source_path=None, complexity=0.1)
     packet = ctx.store.put(json.dumps({"kind": "BUILD_PACKET", "messages": [], "attempt": 1}).encode(), "build_packet")
     skill = ctx.store.put(source, "skill_source")
-    tests = ctx.store.put((ROOT / "examples" / "answers" / "word_count" / "1" / "test.py").read_bytes(), "skill_tests")
+    tests = ctx.store.put((ROOT / "kavi/examples/answers" / "word_count" / "1" / "test.py").read_bytes(), "skill_tests")
     build_id = "word_count-a1-bench"
     ctx.records.start_build("word_count", run_id=None, model="recorded", endpoint="bench", packet=packet,
                             build_id=build_id, attempt=1, parent_build_id=None, lineage_parent="0" * 64)

@@ -55,9 +55,9 @@ def _verify(names: list[str], runs: int, mypy_cache: Path) -> tuple[dict[str, li
     totals: list[float] = []
     for i in range(runs + 1):
         for name in names:
-            spec = yaml.safe_load((ROOT / "examples/proposals" / f"{name}.yaml").read_text())
+            spec = yaml.safe_load((ROOT / "kavi/examples/proposals" / f"{name}.yaml").read_text())
             proposal = Proposal.model_validate(spec)
-            answer = ROOT / "examples/answers" / name / "1"
+            answer = ROOT / "kavi/examples/answers" / name / "1"
             files = {skill_path(name): (answer / "skill.py").read_bytes(),
                      test_path(name): (answer / "test.py").read_bytes()}
             with tempfile.TemporaryDirectory(prefix="kavi-bench-") as work:
@@ -213,8 +213,9 @@ def _cases_from_data(data: Path, limit: int) -> list[tuple[Proposal, dict[str, b
 def _cases_shipped(names: list[str]) -> list[tuple[Proposal, dict[str, bytes], bytes | None]]:
     out: list[tuple[Proposal, dict[str, bytes], bytes | None]] = []
     for name in names:
-        proposal = Proposal.model_validate(yaml.safe_load((ROOT / "examples/proposals" / f"{name}.yaml").read_text()))
-        answer = ROOT / "examples/answers" / name / "1"
+        spec_file = ROOT / "kavi/examples/proposals" / f"{name}.yaml"
+        proposal = Proposal.model_validate(yaml.safe_load(spec_file.read_text()))
+        answer = ROOT / "kavi/examples/answers" / name / "1"
         out.append((proposal, {skill_path(name): (answer / "skill.py").read_bytes(),
                                test_path(name): (answer / "test.py").read_bytes()}, None))
     return out

@@ -159,7 +159,7 @@ def dataset_docs() -> list[Doc]:
 
 def shipped_docs() -> list[Doc]:
     return [Doc.from_spec("skill", yaml.safe_load(f.read_text()), 1)
-            for f in sorted((ROOT / "examples" / "proposals").glob("*.yaml"))]
+            for f in sorted((ROOT / "kavi" / "examples" / "proposals").glob("*.yaml"))]
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ WORD_COUNT_SPEC: dict[str, Any] = {
 
 @pytest.fixture(scope="session")
 def word_count_spec() -> Callable[..., dict[str, Any]]:
-    """The shipped word_count answer's proposal (examples/answers/word_count/1), with fields replaced at will."""
+    """The shipped word_count answer's proposal (kavi/examples/answers/word_count/1), with fields replaced at will."""
 
     def make(**changes: Any) -> dict[str, Any]:
         return copy.deepcopy({**WORD_COUNT_SPEC, **changes})

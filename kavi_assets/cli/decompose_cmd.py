@@ -1,4 +1,4 @@
-"""`kavi tree` and `kavi decompose`, and the demo's decomposition rounds (issue 12, RIVA)."""
+"""`kavi tree` and `kavi decompose`, and the demo's decomposition rounds."""
 
 import json
 from collections.abc import Callable
@@ -107,7 +107,7 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
     from kavi.forge.promote import approve
     from kavi.lifecycle import ProposalStatus
     from kavi_assets.cli.dagster_env import add_partition, run_job
-    from kavi_assets.cli.main import forge_once
+    from kavi_assets.cli.forge_run import forge_once
     from kavi_assets.cli.outcome import verdict_text
     from sensors.decompose import decomposition_requests
 

@@ -13,29 +13,11 @@ from rich.table import Table
 from kavi.home import KaviHome
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
+from kavi_assets.cli.example_proposals import examples_dir
+from kavi_assets.cli.retry_sensor import retry_requests
 
 console = make_console()
 DEMO_APPROVER = "demo-user (via kavi demo)"
-
-
-def examples_dir() -> Path:
-    here = Path(__file__).resolve().parents[2] / "examples" / "proposals"
-    return here
-
-
-def _retry_requests(home_res: Any, gates_res: Any, cursor: str | None) -> tuple[list[Any], str | None]:
-    """Evaluate the real retry sensor once, as the daemon would, and return its run requests and cursor."""
-    import dagster as dg
-
-    from kavi_assets.cli.dagster_env import instance, quiet_dagster_logs
-    from sensors.retry import retry_failed_attempts
-
-    ctx = dg.build_sensor_context(instance=instance(), cursor=cursor,
-                                  resources={"home": home_res, "gates": gates_res})
-    with quiet_dagster_logs():  # the sensor's log lines are the daemon's; the demo prints its own
-        result = retry_failed_attempts(ctx)
-    requests = list(result.run_requests or []) if isinstance(result, dg.SensorResult) else []
-    return requests, ctx.cursor
 
 
 def demo(
@@ -54,7 +36,7 @@ def demo(
     from kavi.lifecycle import ProposalStatus
     from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
-    from kavi_assets.cli.main import forge_once
+    from kavi_assets.cli.forge_run import forge_once
     from kavi_assets.cli.outcome import verdict_text
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource
@@ -104,7 +86,7 @@ def demo(
                           highlight=False)
     cursor: str | None = None
     for _ in range(max_rounds if concurrency <= 1 else 0):
-        requests, cursor = _retry_requests(home_res, gates_res, cursor)
+        requests, cursor = retry_requests(home_res, gates_res, cursor)
         if not requests:
             break
         for req in requests:
@@ -116,14 +98,14 @@ def demo(
             console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}"
                           f"   [dim]requested by the retry sensor ({req.run_key})[/]", highlight=False)
 
-    # Decomposition (issue 12): what could not be verified is split, its children forged and trusted, its composition
+    # Decomposition: what could not be verified is split, its children forged and trusted, its composition
     # verified; the parent is then approved and promoted below like any verified proposal.
     from kavi_assets.cli.decompose_cmd import demo_rounds
 
     retry_cursor: list[str | None] = [cursor]
 
     def retries() -> list[Any]:
-        found, retry_cursor[0] = _retry_requests(home_res, gates_res, retry_cursor[0])
+        found, retry_cursor[0] = retry_requests(home_res, gates_res, retry_cursor[0])
         return found
 
     demo_rounds(h, ctx, names, console, approve_as, retries)

@@ -4,22 +4,11 @@ import os
 import subprocess
 import sys
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kavi.home import KaviHome
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str  # ok | warn | fail
-    detail: str
-    fix: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+from kavi_assets.cli.health_check import Check
 
 
 def _writable(home: KaviHome) -> Check:

@@ -1,7 +1,5 @@
-"""Issue 17's commands: `kavi reverify`, `kavi reinstate`, `kavi economics`, `kavi attest`, and the trust-reading
-commands' start-up check that the judges (tools, policy, gate configuration) have not moved since the trusted
-versions were verified. Exit status: 0 ok, 1 a verdict against (a re-verification failed, a signature did not
-verify), 2 bad input or a setting that cannot be used."""
+"""`kavi reverify`, `reinstate`, `economics` and `attest`, and the trust-reading commands' check that the judges
+(tools, policy, gate configuration) have not moved since the trusted versions were verified."""
 
 import json
 import re
@@ -294,7 +292,7 @@ def doctor_checks(home: KaviHome) -> list[Any]:
     from kavi.forge.context import ForgeContext
     from kavi.forge.fingerprint import current_fingerprint, judge_settings
     from kavi.forge.reverify import stale_versions, suspects
-    from kavi_assets.cli.doctor import Check
+    from kavi_assets.cli.health_check import Check
 
     if not home.ledger_path.exists():
         return []

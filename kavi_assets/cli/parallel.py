@@ -338,7 +338,8 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     order, each as `kavi forge --json` gives it. Without `start_daemon` the caller runs queue_daemon around it."""
     from kavi.config import validate_config
     from kavi_assets.cli.dagster_env import add_partitions, ensure_dagster_home, sweep_before_launch
-    from kavi_assets.cli.main import _records, forge_outcome
+    from kavi_assets.cli.forge_run import forge_outcome
+    from kavi_assets.cli.home_option import open_records
 
     validate_config()
     names = [it.name for it in items]
@@ -351,7 +352,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
 
         make_console(stderr=True).print(f"note: {dagster_home / 'dagster.yaml'} was edited by hand: its run "
                                         "limits apply, not --concurrency", highlight=False, markup=False)
-    records = _records(h)
+    records = open_records(h)
     known = {row["name"] for row in records.list_status()}  # one read, not one per proposal
     for name in names:
         if name not in known:
@@ -410,6 +411,6 @@ def _cancel_queued(run_ids: Sequence[str]) -> None:
 def forgeable(h: KaviHome) -> list[str]:
     """Proposals `kavi forge --all` takes: PROPOSED, or FAILED with an attempt still to make (not TRUSTED,
     VERIFIED awaiting approval, ESCALATED, GATE_VIOLATION or REVOKED)."""
-    from kavi_assets.cli.main import _records
+    from kavi_assets.cli.home_option import open_records
 
-    return [r["name"] for r in _records(h).list_status() if r["status"] in ("PROPOSED", "FAILED")]
+    return [r["name"] for r in open_records(h).list_status() if r["status"] in ("PROPOSED", "FAILED")]

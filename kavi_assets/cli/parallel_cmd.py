@@ -65,8 +65,8 @@ def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_
     sensor's requests as one batch; lines printed as the sequential demo prints them. Returns crashed steps."""
     from kavi.lifecycle import ProposalStatus
     from kavi_assets.cli.dagster_env import configure_queue, ensure_dagster_home
-    from kavi_assets.cli.demo_cmd import _retry_requests
     from kavi_assets.cli.parallel import QueuedForge, forge_queued, queue_daemon, queue_settings
+    from kavi_assets.cli.retry_sensor import retry_requests
 
     settings = queue_settings(concurrency)
     crashed = 0
@@ -79,7 +79,7 @@ def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_
             crashed += _line(o, "", console)
         cursor: str | None = None
         for _ in range(max_rounds):
-            requests, cursor = _retry_requests(home_res, gates_res, cursor)
+            requests, cursor = retry_requests(home_res, gates_res, cursor)
             if not requests:
                 break
             items = [QueuedForge(str(r.partition_key), {**r.tags, "dagster/run_key": r.run_key or ""})

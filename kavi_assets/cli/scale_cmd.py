@@ -271,13 +271,13 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
     launched: list[tuple[str, str]] = [
         (name, _launch(instance, recon_job, job_def, name, {"kavi/trigger": "scale-demo"})) for name in names]
     _wait_runs(instance, [r for _, r in launched], timeout_s)
-    from kavi_assets.cli.demo_cmd import _retry_requests
+    from kavi_assets.cli.retry_sensor import retry_requests
 
     home_res = SkillsHomeResource(root=str(home.root))
     gates_res = GateRunnerResource(retry_backoff_s=0.0)
     cursor: str | None = None
     for _ in range(max(0, min(retry_rounds, MAX_ROUNDS))):
-        requests, cursor = _retry_requests(home_res, gates_res, cursor)
+        requests, cursor = retry_requests(home_res, gates_res, cursor)
         if not requests:
             break
         batch = [(str(req.partition_key), _launch(instance, recon_job, job_def, str(req.partition_key),
@@ -331,7 +331,7 @@ def scale_demo(
     """Start PostgreSQL, Redis and Celery workers on loopback, forge the example proposals through the workers into
     one shared (DuckLake) ledger, print where each run executed, and stop everything started."""
     from kavi.scale.services import ServiceError
-    from kavi_assets.cli.demo_cmd import examples_dir
+    from kavi_assets.cli.example_proposals import examples_dir
 
     say_to = make_console(stderr=True) if as_json else console
     # SIGTERM ends the command through its `finally` (which stops every service and worker), not in mid-air.

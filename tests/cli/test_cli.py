@@ -16,7 +16,7 @@ from kavi.proposals.model import parse_proposal
 from kavi.verdicts import ALL_GATES, GateResult
 from kavi_assets.cli.main import app
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 
 NOTE_SKILL = '''"""Write a note."""
 
@@ -203,7 +203,7 @@ def test_long_status_listings_stay_complete(kavi_home: KaviHome, proposal_data: 
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Past a hundred rows the JSON is one object per line (C encoder) and past the rich-table limit the table is
     plain aligned text: the same rows, every one of them."""
-    from kavi_assets.cli import main as cli_main
+    from kavi_assets.cli import lifecycle_cmd
 
     ctx = ForgeContext.open(kavi_home, lambda: None)
     names = [f"skill_{i:03d}" for i in range(120)]
@@ -214,7 +214,7 @@ def test_long_status_listings_stay_complete(kavi_home: KaviHome, proposal_data: 
     res = runner.invoke(app, ["status", "--json"])
     assert res.exit_code == 0
     assert json.loads(res.output) == json.loads(json.dumps(ctx.records.list_status()))
-    monkeypatch.setattr(cli_main, "_RICH_TABLE_MAX_ROWS", 50)
+    monkeypatch.setattr(lifecycle_cmd, "_RICH_TABLE_MAX_ROWS", 50)
     res = runner.invoke(app, ["status"])
     assert res.exit_code == 0
     lines = res.output.splitlines()

@@ -19,10 +19,10 @@ from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus, Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
 from kavi.verdicts import ALL_GATES, GateResult
-from kavi_assets.cli import demo_cmd
+from kavi_assets.cli import demo_cmd, retry_sensor
 from kavi_assets.cli.main import app
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 runner = CliRunner()
 
 
@@ -123,7 +123,7 @@ def test_demo_retry_sensor_evaluation_prints_no_dagster_log_lines(
                                 triggers=["SECURITY_CLASS"], advice=None, escalated=True, note=note,
                                 lineage_parent=None)
     ctx.records.set_status("word_count", ProposalStatus.ESCALATED, build_id="wc-a1", reason="test")
-    requests, _ = demo_cmd._retry_requests(SkillsHomeResource(root=str(kavi_home.root)), GateRunnerResource(), None)
+    requests, _ = retry_sensor.retry_requests(SkillsHomeResource(root=str(kavi_home.root)), GateRunnerResource(), None)
     assert requests == []
     captured = capfd.readouterr()
     assert " - dagster - " not in captured.out + captured.err, captured
@@ -132,7 +132,7 @@ def test_demo_retry_sensor_evaluation_prints_no_dagster_log_lines(
 def _trust_word_count(home: KaviHome, name: str, description: str) -> None:
     """Promote the shipped word_count answer under `name` with `description`, as the forge would after its gates."""
     ctx = ForgeContext.open(home, _no_llm)
-    source = (Path(__file__).resolve().parents[2] / "examples" / "answers" / "word_count" / "1" / "skill.py")
+    source = (Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers" / "word_count" / "1" / "skill.py")
     ctx.records.register_proposal(parse_proposal({
         "name": name, "description": description, "inputs": [{"name": "text", "type": "str"}],
         "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},

@@ -22,7 +22,7 @@ from kavi.research.escalation import EscalationInput, triggers_for
 from kavi.skills.base import SideEffectClass
 from kavi_assets.cli.main import app
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 runner = CliRunner()
 
 

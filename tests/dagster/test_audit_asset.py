@@ -15,7 +15,7 @@ from kavi_assets.assets.audit import TRUST_AUDIT_KEY, trust_audit
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 
 
 def _no_llm() -> Any:

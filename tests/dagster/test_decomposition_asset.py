@@ -14,7 +14,7 @@ from kavi.lifecycle import ProposalStatus
 from kavi.proposals.model import load_proposal
 from kavi_assets.assets.decompose import DECOMPOSITION_KEY
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 
 
 @pytest.fixture()

@@ -27,7 +27,7 @@ from kavi_assets.assets.forge import (
     plain,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 
 
 @pytest.fixture()

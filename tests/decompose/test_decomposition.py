@@ -23,8 +23,8 @@ from kavi.proposals.model import Proposal, load_proposal, parse_proposal
 from kavi.verdicts import ALL_GATES, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSWERS = ROOT / "examples" / "answers"
-PARENT_FILE = ROOT / "examples" / "proposals" / "email_domain_report.yaml"
+ANSWERS = ROOT / "kavi" / "examples" / "answers"
+PARENT_FILE = ROOT / "kavi" / "examples" / "proposals" / "email_domain_report.yaml"
 ANSWER = json.loads((ANSWERS / "email_domain_report" / "decomposition.json").read_text())
 SOURCES = {name: (ANSWERS / name / "1" / "skill.py").read_text() for name in ("find_addresses", "domains_of_addresses")}
 
@@ -160,7 +160,7 @@ def test_limits_come_from_the_environment() -> None:
 
 def test_no_shipped_proposal_is_decomposed_by_complexity_by_default() -> None:
     above = DecomposeLimits().above
-    scales = {p.stem: ceremony_for(load_proposal(p)).scale for p in (ROOT / "examples" / "proposals").glob("*.yaml")}
+    scales = {p.stem: ceremony_for(load_proposal(p)).scale for p in (ROOT / "kavi/examples/proposals").glob("*.yaml")}
     assert scales and all(s <= above for s in scales.values()), scales
 
 

@@ -15,7 +15,7 @@ from demo_support import kavi
 
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 
 
 def test_daemon_retries_and_learns(tmp_path: Path) -> None:

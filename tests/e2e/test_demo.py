@@ -96,7 +96,7 @@ def test_dagster_materialize_after_propose(demo_run: DemoRun, tmp_path_factory: 
 
     import yaml
 
-    src = Path(__file__).resolve().parents[2] / "examples" / "proposals" / "word_count.yaml"
+    src = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals" / "word_count.yaml"
     data = yaml.safe_load(src.read_text())
     data["description"] = data["description"] + " (materialized from the dagster CLI)"
     tmp = tmp_path_factory.mktemp("cli")
@@ -171,7 +171,7 @@ def test_a_trusted_demo_skill_survives_reproposal_and_forging_with_the_endpoint_
     env = dict(demo_run.env, KAVI_HOME=str(home), DAGSTER_HOME=str(tmp / "dh"),
                KAVI_LLM_BASE_URL=f"http://127.0.0.1:{port}/v1", KAVI_LLM_MODELS="offline-model",
                KAVI_LLM_TIMEOUT_S="5")
-    src = Path(__file__).resolve().parents[2] / "examples" / "proposals" / "write_note.yaml"
+    src = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals" / "write_note.yaml"
     data = yaml.safe_load(src.read_text())
     data["side_effect_class"] = "NETWORK"
     prop = tmp / "write_note.yaml"

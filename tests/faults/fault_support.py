@@ -21,7 +21,7 @@ from kavi.home import KaviHome
 from kavi.llm.client import LLMClient, LLMSettings
 from kavi.proposals.model import parse_proposal
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 WORD_COUNT_SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
 WORD_COUNT_TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
 CONFIGURED_KEY = "kavi-test-key-7f3a9c1e5b2d4086"

@@ -14,7 +14,7 @@ from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import parse_proposal
 from kavi.verdicts import ALL_GATES, GateResult
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 WORD_COUNT_V1 = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
 # A second version of the same skill: same interface, a different description (so a different hash).
 WORD_COUNT_V2 = WORD_COUNT_V1.replace('description = "Count the words, lines and characters of a text."',

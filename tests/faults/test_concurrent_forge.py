@@ -26,7 +26,7 @@ from kavi.proposals.model import load_proposal
 from kavi_assets.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "proposals"
+EXAMPLES = ROOT / "kavi" / "examples" / "proposals"
 KAVI = Path(sys.executable).with_name("kavi")
 
 HOLDER = textwrap.dedent("""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 
 
 @pytest.mark.slow

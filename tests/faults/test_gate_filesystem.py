@@ -15,7 +15,7 @@ from kavi.home import KaviHome
 from kavi.proposals.model import parse_proposal
 from kavi.sandbox import jail
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers" / "word_count" / "1"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers" / "word_count" / "1"
 
 
 @pytest.fixture(autouse=True)

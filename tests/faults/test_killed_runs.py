@@ -38,7 +38,7 @@ from resources.home import SkillsHomeResource
 from sensors.sweep import stale_run_sweep, sweep
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "proposals"
+EXAMPLES = ROOT / "kavi" / "examples" / "proposals"
 KAVI = Path(sys.executable).with_name("kavi")
 
 

@@ -322,7 +322,7 @@ def test_a_long_hint_and_failures_never_push_the_prompt_over(proposal_data: dict
 
 
 def test_the_shipped_examples_still_load() -> None:
-    for path in sorted((Path(__file__).resolve().parents[2] / "examples" / "proposals").glob("*.yaml")):
+    for path in sorted((Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals").glob("*.yaml")):
         load_proposal(path)
 
 

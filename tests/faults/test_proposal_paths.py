@@ -23,7 +23,7 @@ from kavi.proposals.model import Example, Proposal, ProposalError, parse_proposa
 from kavi.proposals.paths import MAX_VAULT_PATH_CHARS, check_vault_relpath, resolve_inside
 from kavi_assets.cli.main import app
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 runner = CliRunner()
 
 BAD_PATHS = [

@@ -159,7 +159,7 @@ def test_dagster_run_storage_holds_no_secret(
     import dagster as dg
 
     from kavi_assets.cli.dagster_env import instance
-    from kavi_assets.cli.main import forge_once
+    from kavi_assets.cli.forge_run import forge_once
     from resources.llm import LLMResource
 
     monkeypatch.setenv("KAVI_LLM_API_KEY", CONFIGURED_KEY)

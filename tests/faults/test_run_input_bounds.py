@@ -15,7 +15,7 @@ from kavi.proposals import bounds
 from kavi.runtime.records import EXCERPT_CHARS, MAX_KEPT_JSON_CHARS, ExecutionLog, to_json
 from kavi_assets.cli.main import app
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 runner = CliRunner()
 
 ECHO_SKILL = '''"""Echo a text."""

@@ -29,7 +29,7 @@ from kavi_assets.cli.main import app
 from resources.gates import GateRunnerResource
 from resources.llm import LLMResource
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 ALL_LEVELS = ("low", "standard", "strict")
 
 SPEC: dict[str, Any] = {

@@ -18,7 +18,7 @@ from kavi.proposals.model import load_proposal
 from kavi.routing.thompson import NoModelAvailable
 from resources.llm import LLMResource
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 
 
 def _ctx(home: KaviHome, models: list[str] | None = None, **settings: object) -> ForgeContext:

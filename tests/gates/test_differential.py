@@ -23,7 +23,7 @@ from kavi.sandbox.runner import Limits
 from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSWERS = ROOT / "examples" / "answers"
+ANSWERS = ROOT / "kavi" / "examples" / "answers"
 FINAL = {"word_count": "1", "slugify_title": "2", "parse_duration": "2"}  # the recorded answers that pass
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
 TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
@@ -31,7 +31,7 @@ EXECUTE_BODY = "        text = input_data.text\n"
 
 
 def _proposal(name: str) -> Proposal:
-    return Proposal.model_validate(yaml.safe_load((ROOT / "examples" / "proposals" / f"{name}.yaml").read_text()))
+    return Proposal.model_validate(yaml.safe_load((ROOT / "kavi/examples/proposals" / f"{name}.yaml").read_text()))
 
 
 @pytest.fixture(scope="module")
@@ -282,17 +282,18 @@ def _demo_files(name: str) -> tuple[Proposal, dict[str, bytes]]:
                              f"tests/test_skill_{name}.py": (answer / "test.py").read_bytes()}
 
 
-# A demo proposal the forge decomposes has no single build: its children (examples/answers/<child>/) are the skills.
+# A demo proposal the forge decomposes has no single build: its children (kavi/examples/answers/<child>/) are
+# the skills.
 DECOMPOSED_IN_THE_DEMO = {"email_domain_report"}
 
 
 def test_only_the_decomposed_demo_proposal_has_no_single_build() -> None:
-    names = {p.stem for p in (ROOT / "examples" / "proposals").glob("*.yaml")}
+    names = {p.stem for p in (ROOT / "kavi" / "examples" / "proposals").glob("*.yaml")}
     without = {n for n in names if not (ANSWERS / n / FINAL.get(n, "1") / "skill.py").is_file()}
     assert without == DECOMPOSED_IN_THE_DEMO
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "examples" / "proposals").glob("*.yaml")
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "kavi" / "examples" / "proposals").glob("*.yaml")
                                         if p.stem not in DECOMPOSED_IN_THE_DEMO))
 def test_every_demo_skill_passes_with_and_without_an_independent(tmp_path: Path, name: str) -> None:
     proposal, files = _demo_files(name)

@@ -11,7 +11,7 @@ from kavi.gates.runner import GateConfig, run_gates
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.verdicts import GateResult
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
 TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
 

@@ -11,7 +11,7 @@ from kavi.gates.differential import EvidenceConfig, evidence_seed
 from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi.proposals.model import Proposal
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_bytes()
 TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_bytes()
 

@@ -21,8 +21,8 @@ PROBE = ("import json, sys; from kavi.gates import acceptance_runner as r; r.mai
 
 
 def _job(tmp_path: Path, name: str) -> dict[str, Any]:
-    spec = yaml.safe_load((ROOT / "examples" / "proposals" / f"{name}.yaml").read_text())
-    data = (ROOT / "examples" / "answers" / name / "1" / "skill.py").read_bytes()
+    spec = yaml.safe_load((ROOT / "kavi" / "examples" / "proposals" / f"{name}.yaml").read_text())
+    data = (ROOT / "kavi" / "examples" / "answers" / name / "1" / "skill.py").read_bytes()
     (tmp_path / "skills").mkdir()
     (tmp_path / "skills" / f"{name}.py").write_bytes(data)
     cases = [{"id": i, "input": ex["input"], "vault_files": ex.get("vault_files") or {},
@@ -79,7 +79,7 @@ def test_the_pytest_gate_imports_the_skill_contract_before_coverage_starts(tmp_p
     from kavi.gates.testing import pytest_and_coverage
     from kavi.sandbox.runner import Limits
 
-    answer = ROOT / "examples" / "answers" / "word_count" / "1"
+    answer = ROOT / "kavi" / "examples" / "answers" / "word_count" / "1"
     tests = PRELOAD_PROBE + "\n\n" + (answer / "test.py").read_text()
     (tmp_path / "skills").mkdir()
     (tmp_path / "tests").mkdir()

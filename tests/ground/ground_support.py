@@ -13,7 +13,7 @@ from kavi.forge.verify import VerifyOutcome, verify
 from kavi.home import KaviHome
 from kavi.proposals.model import parse_proposal
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 WORD_COUNT = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
 WORD_COUNT_TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
 SPEC: dict[str, Any] = {

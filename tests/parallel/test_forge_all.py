@@ -15,7 +15,7 @@ from kavi.home import KaviHome
 from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "proposals"
+EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
 NAMES = ["create_daily_note", "extract_emails", "parse_duration", "read_notes_by_tag", "slugify_title", "word_count"]
 
 

@@ -19,7 +19,7 @@ from kavi.runtime.records import ExecutionLog
 from kavi.runtime.trust import TrustedSkill
 from kavi.skills.base import SideEffectClass
 
-ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answers"
+ANSWERS = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "answers"
 
 
 class _Peer(BaseHTTPRequestHandler):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kavi.scale.services import missing_binaries
-from kavi_assets.cli.demo_cmd import examples_dir
+from kavi_assets.cli.example_proposals import examples_dir
 from tests.lake_support import lake_skip_reason
 
 pytestmark = pytest.mark.scale

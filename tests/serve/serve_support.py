@@ -15,8 +15,8 @@ from kavi.proposals.model import parse_proposal
 from kavi.verdicts import ALL_GATES, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSWERS = ROOT / "examples" / "answers"
-PROPOSALS = ROOT / "examples" / "proposals"
+ANSWERS = ROOT / "kavi" / "examples" / "answers"
+PROPOSALS = ROOT / "kavi" / "examples" / "proposals"
 
 
 def no_llm() -> Any:

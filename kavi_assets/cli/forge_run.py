@@ -1,0 +1,79 @@
+"""One forge attempt of a proposal through Dagster, and what it came to, read from the ledger."""
+
+from typing import Any
+
+from kavi.home import KaviHome
+from kavi_assets.cli.console import make_console
+from kavi_assets.cli.home_option import open_records
+
+
+def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
+               resources: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
+    from kavi.config import validate_config
+    from kavi.forge.locks import attempt_lock
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
+
+    validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
+    ensure_dagster_home(h)
+    from kavi.forge.packet import refuse_if_decomposed
+
+    records = open_records(h)
+    refuse_if_decomposed(records.require_proposal(name))
+    add_partition(name)
+    sweep_before_launch(h)  # runs of killed processes would hold queue slots and leave attempts open
+    # One attempt of a proposal at a time (the run takes the same lock again): wait for a running attempt to
+    # finish, bounded by $KAVI_FORGE_WAIT_S, else say who is forging it.
+    with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(
+            f"waiting: {busy}", highlight=False, markup=False)):
+        run = run_job("forge", name, tags=tags, resources=resources)
+    return forge_outcome(h, records, name, run)
+
+
+def forge_outcome(h: KaviHome, records: Any, name: str, run: Any, refresh_registry: bool = True) -> dict[str, Any]:
+    """What one forge run came to, read from the ledger (the run's own attempt), as `kavi forge --json` prints it.
+    Without `refresh_registry` the caller rewrites the registry file itself (once for a batch)."""
+    from kavi_assets.cli.outcome import research_details
+
+    row = records.require_proposal(name)
+    build = _build_of_run(records, name, run.run_id)
+    if row.status.value == "TRUSTED" and refresh_registry:
+        # The forge run does not rewrite the registry projection (see pipeline.promote): the command that
+        # promoted does, as `kavi approve` and `kavi demo` do, so the file is current when the command returns.
+        from kavi.promotion.registry import refresh_registry_file
+
+        refresh_registry_file(records, h.registry_path)
+    return {
+        "name": name,
+        "errors": run.errors,
+        "run_id": run.run_id,
+        "run_success": run.success,
+        "status": row.status.value,
+        "attempt": build.attempt_number if build else 0,
+        "build_id": build.build_id if build else None,
+        "model": build.model if build else None,
+        "failure_kind": build.failure_kind if build else None,
+        "trusted_version": row.trusted_version,
+        "infrastructure": _infrastructure_cause(records, name, build) if build else None,
+        **(research_details(records, h, name, build) if build else {}),
+    }
+
+
+def _build_of_run(records: Any, name: str, run_id: str) -> Any:
+    """The attempt this run made (not the latest one: another run may have made a newer attempt since)."""
+    from kavi.ledger.records import LedgerRecordError
+
+    try:
+        return records.build_for_run(name, run_id)
+    except LedgerRecordError:
+        return None
+
+
+def _infrastructure_cause(records: Any, name: str, build: Any) -> str | None:
+    """For an INFRASTRUCTURE failure, what went wrong in the forge's own environment (one line)."""
+    if build.failure_kind != "INFRASTRUCTURE":
+        return None
+    note = next((n for n in reversed(records.research_notes(name)) if n["build_id"] == build.build_id), None)
+    causes = (note or {}).get("facts", {}).get("infrastructure") or {}
+    return "; ".join(str(c) for c in causes.values())[:600] or "the forge's own environment failed"
+
