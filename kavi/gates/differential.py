@@ -26,12 +26,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kavi.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi.gates.acceptance import CaseRun, equal, judge_examples
 from kavi.gates.types import GATE_DIFFERENTIAL, GateResult
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.proposals.values import parse_type, primitive_matches
+from kavi.settings import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 
 # A generated input the candidate could not finish is a counterexample only where the independent implementation
 # answered it fast: the candidate had at least SLOW_MIN_S on it and at least SLOW_FACTOR times what the independent

@@ -212,7 +212,7 @@ VERSION_SUSPECT = "SUSPECT"  # its re-verification failed (issue 17); served onl
 
 def served_statuses() -> str:
     """The version statuses `trusted_versions` serves, as SQL literals: SUSPECT too when the user allows it."""
-    from kavi.config import suspect_policy
+    from kavi.settings import suspect_policy
 
     return "'TRUSTED', 'SUSPECT'" if suspect_policy() == "allow" else "'TRUSTED'"
 

@@ -141,8 +141,8 @@ def _print_revision(rev: Any, trusted_version: int | None) -> None:
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
-    from kavi.config import validate_config
     from kavi.forge.locks import attempt_lock
+    from kavi.settings import validate_config
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
 
     validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
@@ -408,10 +408,10 @@ def approve(
     """Record a person's approval of NAME's latest verified build and promote it, as the next version, through
     Dagster. Approving a version that is already trusted says so and records nothing (exit 0); when someone else
     approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
-    from kavi.config import validate_config
     from kavi.forge.context import ForgeContext
     from kavi.forge.pipeline import AlreadyTrusted
     from kavi.forge.pipeline import approve as record_approval
+    from kavi.settings import validate_config
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
 
     validate_config()

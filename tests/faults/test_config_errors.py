@@ -12,11 +12,11 @@ import yaml
 from fault_support import completion, stub_client, word_count_proposal
 from typer.testing import CliRunner
 
-from kavi.config import ConfigError, validate_config
 from kavi.forge import pipeline
 from kavi.forge.context import ForgeContext
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind
+from kavi.settings import ConfigError, validate_config
 from kavi_assets.cli.main import app
 
 runner = CliRunner()

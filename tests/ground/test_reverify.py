@@ -122,7 +122,7 @@ def test_reverify_refuses_bad_arguments(home: KaviHome) -> None:
 
 def test_suspect_policy_setting_is_checked(home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAVI_SUSPECT_POLICY", "sometimes")
-    from kavi.config import config_problems
+    from kavi.settings import config_problems
 
     assert any("KAVI_SUSPECT_POLICY" in p for p in config_problems())
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kavi.config import ConfigError
 from kavi.home import KaviHome
+from kavi.settings import ConfigError
 from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
 

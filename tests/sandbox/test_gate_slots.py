@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kavi.config import ConfigError, config_problems
 from kavi.sandbox.slots import GATE_SLOTS_ENV, gate_slot, gate_slots_setting, usable_cpus
+from kavi.settings import ConfigError, config_problems
 
 HOLDER = textwrap.dedent("""
     import sys, time
