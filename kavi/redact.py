@@ -8,6 +8,7 @@ results right after `run_gates` (pipeline.verify); everything downstream reads t
 import dataclasses
 import json
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -45,15 +46,26 @@ _KEYISH_VALUE = re.compile(
 )
 
 
+# The API keys this process has given an SDK client (kavi.llm.client tells them here: no import back up).
+_GIVEN_KEYS: set[str] = set()
+_KEYS_LOCK = threading.Lock()
+
+
+def remember_key(key: str) -> None:
+    """A key this process gave an SDK client: redacted from messages like a configured one."""
+    with _KEYS_LOCK:
+        _GIVEN_KEYS.add(key)
+
+
 def configured_secrets(settings: KaviSettings | None = None) -> list[str]:
     """The values of the configured keys (KAVI_LLM_API_KEY, OPENAI_API_KEY, any *_KEY/*_TOKEN/*_SECRET variable,
     gathered by the settings) and, without settings (the process's own), every key this process has given an SDK
     client."""
     found: set[str] = set(read_setting("env_secrets") if settings is None else settings.env_secrets)
     if settings is None:
-        from kavi.llm.client import known_api_keys
-
-        found.update(k for k in known_api_keys() if k not in PLACEHOLDER_KEYS and len(k) >= MIN_CONFIGURED_KEY_CHARS)
+        with _KEYS_LOCK:
+            given = set(_GIVEN_KEYS)
+        found.update(k for k in given if k not in PLACEHOLDER_KEYS and len(k) >= MIN_CONFIGURED_KEY_CHARS)
     return sorted(found)
 
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from kavi.redact import REDACTED, Redactor
+from kavi.redact import REDACTED, Redactor, remember_key
 from kavi.routing.thompson import config_fingerprint
 from kavi.settings import KaviSettings
 
@@ -222,6 +222,7 @@ def _sdk_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
             client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0,
                                    http_client=shared)
             _SDK_CLIENTS[key] = client
+            remember_key(api_key)
         return client
 
 
