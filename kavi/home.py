@@ -1,10 +1,11 @@
 """The skills home (KAVI_HOME): where skills, artifacts, sandboxes, the ledger and the vault live."""
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_HOME = "~/.kavi"
+from kavi.settings import DEFAULT_HOME, KaviSettings, read_setting
+
+__all__ = ["DEFAULT_HOME", "HomePathError", "KaviHome"]
 
 
 class HomePathError(ValueError):
@@ -16,8 +17,9 @@ class KaviHome:
     root: Path
 
     @classmethod
-    def from_env(cls, override: str | None = None) -> "KaviHome":
-        raw = override or os.environ.get("KAVI_HOME") or DEFAULT_HOME
+    def from_env(cls, override: str | None = None, settings: "KaviSettings | None" = None) -> "KaviHome":
+        """`override`, else the settings' home (KAVI_HOME; without settings, the variable alone), else ~/.kavi."""
+        raw = override or (settings.home if settings is not None else read_setting("home")) or DEFAULT_HOME
         return cls(Path(raw).expanduser().resolve())
 
     @property

@@ -7,24 +7,29 @@ results right after `run_gates` (kavi.forge.verify); everything downstream reads
 
 import dataclasses
 import json
-import os
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kavi.settings import (
+    EXPLICIT_KEY_VARS,
+    MIN_CONFIGURED_KEY_CHARS,
+    MIN_ENV_SECRET_CHARS,
+    PLACEHOLDER_KEYS,
+    KaviSettings,
+    read_setting,
+)
 from kavi.verdicts import GateResult
+
+__all__ = ["EXPLICIT_KEY_VARS", "MIN_ENV_SECRET_CHARS", "PLACEHOLDER_KEYS"]
 
 if TYPE_CHECKING:
     from kavi.proposals.model import Proposal
 
 REDACTED = "[REDACTED]"
 MIN_HOLDOUT_CHARS = 4  # shorter holdout values ("3", "a b") would blank out ordinary text
-MIN_CONFIGURED_KEY_CHARS = 4
-MIN_ENV_SECRET_CHARS = 8
-PLACEHOLDER_KEYS = frozenset({"", "not-needed", "recorded-model-needs-no-key"})
-EXPLICIT_KEY_VARS = ("KAVI_LLM_API_KEY", "OPENAI_API_KEY")
-# Other variables whose name says they hold a secret (their values are redacted too).
-_SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)($|_)")
+# PLACEHOLDER_KEYS, EXPLICIT_KEY_VARS and the secret-looking names: with the settings, which gather the values.
 
 _KEY_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style keys, sk-proj-… included
@@ -41,23 +46,26 @@ _KEYISH_VALUE = re.compile(
 )
 
 
-def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the configured keys (KAVI_LLM_API_KEY, OPENAI_API_KEY, any *_KEY/*_TOKEN/*_SECRET variable)
-    and every key this process has given an SDK client."""
-    env = os.environ if environ is None else environ
-    found: set[str] = set()
-    for name, value in env.items():
-        value = value.strip()
-        if value in PLACEHOLDER_KEYS:
-            continue
-        explicit = name in EXPLICIT_KEY_VARS
-        if len(value) >= (MIN_CONFIGURED_KEY_CHARS if explicit else MIN_ENV_SECRET_CHARS) and (
-                explicit or _SECRET_NAME.search(name.upper())):
-            found.add(value)
-    if environ is None:
-        from kavi.llm.client import known_api_keys
+# The API keys this process has given an SDK client (kavi.llm.client tells them here: no import back up).
+_GIVEN_KEYS: set[str] = set()
+_KEYS_LOCK = threading.Lock()
 
-        found.update(k for k in known_api_keys() if k not in PLACEHOLDER_KEYS and len(k) >= MIN_CONFIGURED_KEY_CHARS)
+
+def remember_key(key: str) -> None:
+    """A key this process gave an SDK client: redacted from messages like a configured one."""
+    with _KEYS_LOCK:
+        _GIVEN_KEYS.add(key)
+
+
+def configured_secrets(settings: KaviSettings | None = None) -> list[str]:
+    """The values of the configured keys (KAVI_LLM_API_KEY, OPENAI_API_KEY, any *_KEY/*_TOKEN/*_SECRET variable,
+    gathered by the settings) and, without settings (the process's own), every key this process has given an SDK
+    client."""
+    found: set[str] = set(read_setting("env_secrets") if settings is None else settings.env_secrets)
+    if settings is None:
+        with _KEYS_LOCK:
+            given = set(_GIVEN_KEYS)
+        found.update(k for k in given if k not in PLACEHOLDER_KEYS and len(k) >= MIN_CONFIGURED_KEY_CHARS)
     return sorted(found)
 
 
@@ -136,10 +144,10 @@ class Redactor:
         self.max_list_items = max_list_items
 
     @classmethod
-    def for_proposal(cls, proposal: "Proposal | None", environ: Mapping[str, str] | None = None,
+    def for_proposal(cls, proposal: "Proposal | None", settings: KaviSettings | None = None,
                      extra_secrets: Iterable[str] = (), **bounds: int) -> "Redactor":
         holdouts = holdout_strings(proposal) if proposal is not None else set()
-        return cls([*configured_secrets(environ), *extra_secrets], holdouts, **bounds)
+        return cls([*configured_secrets(settings), *extra_secrets], holdouts, **bounds)
 
     # -- text ---------------------------------------------------------------------------------------
 

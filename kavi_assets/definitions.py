@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from kavi.settings import configured_variables
 from kavi_assets.assets import audit, decompose, executions, forge, ground, learning, registry
 from kavi_assets.assets.audit import audit_job, audit_schedule
 from kavi_assets.assets.decompose import decompose_job
@@ -21,7 +22,30 @@ from sensors.registry import refresh_registry
 from sensors.retry import retry_failed_attempts
 from sensors.sweep import stale_run_sweep
 
-_home = SkillsHomeResource()
+
+def _bound(name: str) -> dg.EnvVar | None:
+    """A str setting bound to its variable when it is set (dg.EnvVar of an unset variable fails the run); unset,
+    the resource takes the setting's default from the settings when a run starts."""
+    return dg.EnvVar(name) if name in _SET else None
+
+
+def _bound_int(name: str) -> int | None:
+    return dg.EnvVar.int(name) if name in _SET else None
+
+
+# Which KAVI_* variables are set when the code location loads (kavi.settings reads the environment, not this module).
+_SET = configured_variables()
+_home = SkillsHomeResource(root=_bound("KAVI_HOME"))
+_llm = LLMResource(
+    base_url=_bound("KAVI_LLM_BASE_URL"),
+    api_key=_bound("KAVI_LLM_API_KEY") or _bound("OPENAI_API_KEY"),
+    max_prompt_chars=_bound_int("KAVI_LLM_MAX_PROMPT_CHARS"),
+    cassette_dir=_bound("KAVI_RECORDED_CASSETTES"),
+)
+_gates = GateRunnerResource(
+    evidence_max_cases=_bound_int("KAVI_EVIDENCE_MAX_CASES"),
+    gate_slots=_bound_int("KAVI_GATE_SLOTS"),
+)
 
 defs = dg.Definitions(
     assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions, decompose, ground]),
@@ -31,8 +55,8 @@ defs = dg.Definitions(
              stale_run_sweep, decompose_unverifiable, ground_moved],
     resources={
         "home": _home,
-        "llm": LLMResource(),
-        "gates": GateRunnerResource(),
+        "llm": _llm,
+        "gates": _gates,
         "attempt_lock": AttemptLockResource(home=_home),
     },
     executor=dg.in_process_executor,

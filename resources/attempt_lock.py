@@ -10,19 +10,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import dagster as dg
+from pydantic import Field
 
 from kavi.forge.locks import attempt_lock
 from kavi.process_owner import PID_TAG, ProcessOwner
+from kavi.settings import KaviSettings
 from resources.home import SkillsHomeResource
 
 PARTITION_TAG = "dagster/partition"
 
 
 class AttemptLockResource(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """`wait_s` below zero means $KAVI_FORGE_WAIT_S (default 600 s): how long a run waits for another attempt."""
+    """`wait_s`: how long a run waits for another attempt of its proposal; unset: KAVI_FORGE_WAIT_S, else 600 s."""
 
     home: SkillsHomeResource
-    wait_s: float = -1.0
+    wait_s: float | None = Field(default=None, ge=0, description="seconds a run waits for another attempt of its "
+                                                                 "proposal; unset: KAVI_FORGE_WAIT_S, else 600")
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator["AttemptLockResource"]:
@@ -39,5 +42,6 @@ class AttemptLockResource(dg.ConfigurableResource):  # type: ignore[type-arg]
                 context.log.info(f"waiting: {busy}")
 
         with attempt_lock(self.home.home(), name, run_id=run.run_id,
-                          wait_s=None if self.wait_s < 0 else self.wait_s, on_wait=waiting):
+                          wait_s=self.wait_s if self.wait_s is not None else KaviSettings().forge_wait_s,
+                          on_wait=waiting):
             yield self

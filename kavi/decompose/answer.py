@@ -8,25 +8,26 @@ tree's depth and its total node budget are checked here. Any failure is one line
 failure; nothing of a refused answer reaches the ledger as a proposal.
 """
 
-import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from kavi.config import env_int
 from kavi.decompose.composition import validate_composition
 from kavi.proposals.bounds import PROPOSAL_BOUNDS, BoundsError, parse_json_bounded
 from kavi.proposals.model import Proposal, ProposalError, check_build_prompt, parse_proposal
 from kavi.runtime.composition import Composition, CompositionError, parse_composition
+from kavi.settings import DEFAULT_DECOMPOSE_ABOVE as DEFAULT_ABOVE
+from kavi.settings import DEFAULT_DECOMPOSE_MAX_DEPTH as DEFAULT_MAX_DEPTH
+from kavi.settings import DEFAULT_DECOMPOSE_MAX_NODES as DEFAULT_MAX_NODES
+from kavi.settings import KaviSettings, load_settings
 from kavi.skills.base import SideEffectClass
 
 MIN_CHILDREN = 2
 MAX_CHILDREN = 5
 MAX_ANSWER_CHARS = 200_000
-# The complexity (1..10) above which a proposal is decomposed before any attempt. No shipped example is above 6,
-# so the default 8 decomposes only the most complex proposals (scale 9 and 10) up front.
-DEFAULT_ABOVE = 8
-DEFAULT_MAX_DEPTH = 2
-DEFAULT_MAX_NODES = 12
+# The complexity (1..10) above which a proposal is decomposed before any attempt (DEFAULT_ABOVE, 8, with the
+# settings). No shipped example is above 6, so the default decomposes only the most complex proposals (scale 9 and
+# 10) up front.
+__all__ = ["DEFAULT_ABOVE", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_NODES"]
 
 CLASS_RANK = {
     SideEffectClass.READ_ONLY: 0,
@@ -47,13 +48,14 @@ class DecomposeLimits:
     max_nodes: int = DEFAULT_MAX_NODES  # KAVI_DECOMPOSE_MAX_NODES: proposals in one tree, the root included
 
     @classmethod
+    def from_settings(cls, settings: KaviSettings) -> "DecomposeLimits":
+        return cls(above=settings.decompose_above, max_depth=settings.decompose_max_depth,
+                   max_nodes=settings.decompose_max_nodes)
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "DecomposeLimits":
-        env = os.environ if environ is None else environ
-        return cls(
-            above=env_int(env, "KAVI_DECOMPOSE_ABOVE", DEFAULT_ABOVE, minimum=1, example="8"),
-            max_depth=env_int(env, "KAVI_DECOMPOSE_MAX_DEPTH", DEFAULT_MAX_DEPTH, minimum=1, example="2"),
-            max_nodes=env_int(env, "KAVI_DECOMPOSE_MAX_NODES", DEFAULT_MAX_NODES, minimum=3, example="12"),
-        )
+        """The limits of a mapping of variables (None: of the environment, read by kavi.settings)."""
+        return cls.from_settings(load_settings(environ))
 
 
 @dataclass(frozen=True)

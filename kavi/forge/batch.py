@@ -8,13 +8,11 @@ tag `kavi/routing_as_of`), and their packets count only the outcomes recorded up
 batches before it, not from itself, and its outcome does not depend on the order its runs finish in.
 """
 
-import os
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from urllib.parse import urlsplit
 
-from kavi.config import env_base_url
+from kavi.settings import KaviSettings, read_setting
 
 ROUTING_AS_OF_TAG = "kavi/routing_as_of"
 # The model endpoint a run calls: the queue limits how many runs per endpoint run at once.
@@ -48,11 +46,10 @@ def routing_as_of(tags: Mapping[str, str]) -> datetime | None:
     return when
 
 
-def endpoint_tag(environ: Any = None) -> str:
+def endpoint_tag(settings: KaviSettings | None = None) -> str:
     """The model endpoint a run calls, as a tag value: `host:port` of KAVI_LLM_BASE_URL (never its path, query or
-    credentials), or `recorded-model`."""
-    env = os.environ if environ is None else environ
-    base = env_base_url(env)
+    credentials), or `recorded-model`. None: the variable alone, read by kavi.settings."""
+    base: str = settings.llm_base_url if settings is not None else read_setting("llm_base_url")
     if not base:
         return RECORDED_ENDPOINT
     parts = urlsplit(base)

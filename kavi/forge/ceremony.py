@@ -13,15 +13,16 @@ the evidence on most of it. A person who wants less ceremony for trivial skills 
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from kavi.config import ConfigError
 from kavi.proposals.model import Proposal
 from kavi.routing.complexity import score_complexity
+from kavi.settings import EVIDENCE_LEVELS_ENV, KaviSettings
+from kavi.settings import parse_levels as parse_level_names
 
-EVIDENCE_LEVELS_ENV = "KAVI_EVIDENCE_LEVELS"
+__all__ = ["EVIDENCE_LEVELS_ENV"]
 LOW_MAX = 2
 STRICT_MIN = 8
 
@@ -75,30 +76,12 @@ def ceremony_for(proposal: Proposal) -> Ceremony:
 
 def parse_levels(raw: str | None) -> tuple[CeremonyLevel, ...]:
     """KAVI_EVIDENCE_LEVELS: comma-separated levels (low, standard, strict), `all`, or `none`; unset or empty is the
-    default (every level). An unknown entry is a ConfigError naming it."""
-    text = (raw or "").strip().lower()
-    if not text:
-        return DEFAULT_EVIDENCE_LEVELS
-    if text == "none":
-        return ()
-    if text == "all":
-        return tuple(CeremonyLevel)
-    levels: list[CeremonyLevel] = []
-    for entry in (e.strip() for e in text.split(",")):
-        if not entry:
-            continue
-        try:
-            level = CeremonyLevel(entry)
-        except ValueError:
-            raise ConfigError(f"{EVIDENCE_LEVELS_ENV} entry {entry!r} must be one of low, standard, strict (or the "
-                              f"whole value all or none), e.g. {EVIDENCE_LEVELS_ENV}=standard,strict") from None
-        if level not in levels:
-            levels.append(level)
-    return tuple(levels)
+    default (every level). An unknown entry is a ConfigError naming it (parsed by kavi.settings)."""
+    return tuple(CeremonyLevel(name) for name in parse_level_names(raw))
 
 
-def levels_from_env(environ: Mapping[str, str]) -> tuple[CeremonyLevel, ...]:
-    return parse_levels(environ.get(EVIDENCE_LEVELS_ENV))
+def levels_of(settings: KaviSettings) -> tuple[CeremonyLevel, ...]:
+    return tuple(CeremonyLevel(name) for name in settings.evidence_levels)
 
 
 def evidence_decision(ceremony: Ceremony, levels: Iterable[CeremonyLevel | str]) -> tuple[bool, str]:

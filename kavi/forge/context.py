@@ -4,12 +4,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kavi.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import ArtifactStore
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.llm.client import LLMClient
+from kavi.settings import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi.skills.base import SideEffectClass
 
 

@@ -12,7 +12,6 @@ counted as free (it runs locally); its time is reported beside.
 """
 
 import math
-import os
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,15 +22,24 @@ import yaml
 
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
+from kavi.settings import (
+    MAX_MODEL_NAME,
+    MAX_PRICE,
+    MAX_PRICE_ENTRIES,
+    PRICES_ENV,
+    SAVING_ENV,
+    KaviSettings,
+    Price,
+    parse_prices,
+    read_setting,
+)
+from kavi.settings import model_name as _model_name
+from kavi.settings import price_value as _price_value
 
-PRICES_ENV = "KAVI_PRICES"
-SAVING_ENV = "KAVI_SAVING_PER_USE_USD"
 PRICES_FILE = "prices.yaml"
 ESTIMATE_PROMPT_TOKENS = 1000
 ESTIMATE_COMPLETION_TOKENS = 500
-MAX_PRICE = 1_000_000.0  # USD per million tokens: anything above is a typo
-MAX_MODEL_NAME = 200
-MAX_PRICE_ENTRIES = 500
+__all__ = ["MAX_MODEL_NAME", "MAX_PRICE", "Price", "parse_prices"]
 
 DEFINITION = (f"break-even uses = forge cost ÷ saving per use (rounded up); the saving per use is an estimate of one "
               f"model call doing the task: {SAVING_ENV} if set, else the builder model's price for "
@@ -39,53 +47,9 @@ DEFINITION = (f"break-even uses = forge cost ÷ saving per use (rounded up); the
               f"million tokens from {PRICES_ENV} or {PRICES_FILE} in the home; an unpriced model costs 0")
 
 
-@dataclass(frozen=True)
-class Price:
-    prompt_per_m: float
-    completion_per_m: float
-
-    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float:
-        return ((prompt_tokens or 0) * self.prompt_per_m + (completion_tokens or 0) * self.completion_per_m) / 1e6
-
-
-def _price_value(text: Any, where: str) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value) or value < 0 or value > MAX_PRICE:
-        raise ValueError(f"{where}: a price must be a number from 0 to {MAX_PRICE:g} (USD per million tokens)")
-    return value
-
-
-def _model_name(name: Any, where: str) -> str:
-    text = str(name).strip()
-    if not text or len(text) > MAX_MODEL_NAME or any(ord(c) < 32 for c in text):
-        raise ValueError(f"{where}: a model name must be 1 to {MAX_MODEL_NAME} printable characters")
-    return text
-
-
-def parse_prices(raw: str) -> dict[str, Price]:
-    """KAVI_PRICES: `model=PROMPT/COMPLETION,...` in USD per million tokens (one number: both)."""
-    prices: dict[str, Price] = {}
-    entries = [e.strip() for e in raw.split(",") if e.strip()]
-    if len(entries) > MAX_PRICE_ENTRIES:
-        raise ValueError(f"{PRICES_ENV} lists {len(entries)} prices; at most {MAX_PRICE_ENTRIES}")
-    for entry in entries:
-        model, sep, value = entry.rpartition("=")
-        where = f"{PRICES_ENV} entry {entry[:80]!r}"
-        if not sep:
-            raise ValueError(f"{where} must read model=PROMPT/COMPLETION (USD per million tokens), "
-                             f"e.g. {PRICES_ENV}=gpt-4o=2.5/10")
-        p, _, c = value.partition("/")
-        prompt = _price_value(p, where)
-        prices[_model_name(model, where)] = Price(prompt, _price_value(c, where) if c else prompt)
-    return prices
-
-
-def load_prices(home: KaviHome, environ: Mapping[str, str] | None = None) -> dict[str, Price]:
-    """The prices file in the home (`model: {prompt: X, completion: Y}`), overridden by KAVI_PRICES."""
-    env = os.environ if environ is None else environ
+def load_prices(home: KaviHome, configured: Mapping[str, Price] | None = None) -> dict[str, Price]:
+    """The prices file in the home (`model: {prompt: X, completion: Y}`), overridden by KAVI_PRICES (`configured`,
+    the settings' prices; None: the variable alone, read by kavi.settings)."""
     prices: dict[str, Price] = {}
     path: Path = home.root / PRICES_FILE
     if path.is_file():
@@ -103,16 +67,13 @@ def load_prices(home: KaviHome, environ: Mapping[str, str] | None = None) -> dic
                 raise ValueError(f"{where} must read {{prompt: X, completion: Y}}")
             prompt = _price_value(entry["prompt"], where)
             prices[_model_name(model, where)] = Price(prompt, _price_value(entry.get("completion", prompt), where))
-    prices.update(parse_prices(env.get(PRICES_ENV, "")))
+    prices.update(read_setting("prices") if configured is None else configured)
     return prices
 
 
-def saving_per_use(environ: Mapping[str, str] | None = None) -> float | None:
-    env = os.environ if environ is None else environ
-    raw = (env.get(SAVING_ENV) or "").strip()
-    if not raw:
-        return None
-    value = _price_value(raw, SAVING_ENV)
+def saving_per_use(settings: KaviSettings | None = None) -> float | None:
+    """KAVI_SAVING_PER_USE_USD (None when unset) of the settings, else the variable alone."""
+    value: float | None = settings.saving_per_use_usd if settings is not None else read_setting("saving_per_use_usd")
     return value
 
 
@@ -181,10 +142,10 @@ def _spend(by: dict[str, ModelSpend], prices: Mapping[str, Price], model: str | 
 
 
 def economics(records: ForgeRecords, home: KaviHome, name: str | None = None,
-              environ: Mapping[str, str] | None = None) -> list[VersionEconomics]:
+              settings: KaviSettings | None = None) -> list[VersionEconomics]:
     """Per trusted version (of NAME): forge cost by model, executions, break-even (see the module docstring)."""
-    prices = load_prices(home, environ)
-    fixed_saving = saving_per_use(environ)
+    prices = load_prices(home, None if settings is None else settings.prices)
+    fixed_saving = saving_per_use(settings)
     trusted = records.trusted_versions(name)
     out: list[VersionEconomics] = []
     with records.ledger.connect() as con:

@@ -11,16 +11,15 @@ passes: a false alarm costs a gate run, a missed change would cost trust.
 import hashlib
 import importlib.util
 import json
-import os
 import sys
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
 from kavi.home import KaviHome
+from kavi.settings import KaviSettings, read_setting
 from kavi.verdicts import ALL_GATES
 
 # The policy files (kavi/policy/policy.py names the same two): located here without importing the policy
@@ -163,16 +162,12 @@ def current_fingerprint(settings: JudgeSettings, home: KaviHome) -> Fingerprint:
     return fp
 
 
-def judge_settings(environ: Mapping[str, str] | None = None) -> JudgingSettings:
+def judge_settings(settings: KaviSettings | None = None) -> JudgingSettings:
     """The verdict-changing settings as a default-configured gate resource gives them, without importing Dagster or
-    the model client (together about 2 s): what `kavi run` compares against at its start."""
-    from kavi.config import EVIDENCE_MAX_CASES, env_int
-
-    env = os.environ if environ is None else environ
-    levels = JudgingSettings.evidence_levels  # the ceremony module's default, without its imports (40 ms)
-    if (env.get("KAVI_EVIDENCE_LEVELS") or "").strip():
-        from kavi.forge.ceremony import levels_from_env
-
-        levels = tuple(level.value for level in levels_from_env(env))
-    return JudgingSettings(evidence_levels=levels,
-                           evidence_max_cases=env_int(env, "KAVI_EVIDENCE_MAX_CASES", EVIDENCE_MAX_CASES, minimum=0))
+    the model client (together about 2 s): what `kavi run` compares against at its start. None: the variables
+    alone, read by kavi.settings."""
+    if settings is not None:
+        return JudgingSettings(evidence_levels=settings.evidence_levels,
+                               evidence_max_cases=settings.evidence_max_cases)
+    return JudgingSettings(evidence_levels=read_setting("evidence_levels"),
+                           evidence_max_cases=read_setting("evidence_max_cases"))

@@ -21,6 +21,7 @@ from typing import Any
 
 from kavi.home import KaviHome
 from kavi.process_owner import ProcessOwner
+from kavi.settings import read_setting
 
 WAIT_ENV = "KAVI_FORGE_WAIT_S"
 DEFAULT_WAIT_S = 600.0
@@ -40,11 +41,9 @@ class ProposalBusy(RuntimeError):
 
 
 def default_wait_s() -> float:
-    raw = os.environ.get(WAIT_ENV, "")
-    try:
-        return max(0.0, float(raw)) if raw else DEFAULT_WAIT_S
-    except ValueError:
-        return DEFAULT_WAIT_S
+    """KAVI_FORGE_WAIT_S, read by kavi.settings (callers that hold the settings pass `wait_s`)."""
+    value: float = read_setting("forge_wait_s")
+    return value
 
 
 def lock_path(home: KaviHome, name: str) -> Path:

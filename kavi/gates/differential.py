@@ -26,11 +26,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kavi.config import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi.gates.acceptance import CaseRun, equal, judge_examples
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.proposals.values import parse_type, primitive_matches
+from kavi.settings import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
 from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
 
 # A generated input the candidate could not finish is a counterexample only where the independent implementation

@@ -22,93 +22,33 @@ still make a commit conflict: `Ledger.unit_of_work` reruns a whole unit on such 
 other unit surfaces as one clear LedgerCommitConflict line, never as a half-applied step.
 """
 
-import hashlib
 import importlib.util
 import os
-import re
 import shutil
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-LEDGER_URL_ENV = "KAVI_LEDGER_URL"
-LEDGER_DATA_ENV = "KAVI_LEDGER_DATA"
-_PREFIX = "ducklake:postgres:"
-# libpq key/value pairs the catalog connection may carry. The string ends up inside a SQL literal (ATTACH) and in a
-# libpq connection: quotes, backslashes and newlines are refused rather than escaped.
-_DSN_KEYS = frozenset({"host", "hostaddr", "port", "user", "dbname", "password", "sslmode", "connect_timeout",
-                       "application_name", "target_session_attrs"})
-_DSN_VALUE = re.compile(r"^[A-Za-z0-9_.:/@%+,-]{1,200}$")
-_MAX_DSN = 1000
+from kavi.settings import (
+    LEDGER_DATA_ENV,
+    LEDGER_URL_ENV,
+    LakeConfig,
+    LakeConfigError,
+    lake_config,
+    parse_dsn,
+    read_setting,
+)
 
-
-class LakeConfigError(ValueError):
-    """KAVI_LEDGER_URL or KAVI_LEDGER_DATA cannot be used; the message names the variable and the form."""
+# The shared ledger's settings and their parser live with the settings (kavi.settings).
+__all__ = ["LEDGER_DATA_ENV", "LEDGER_URL_ENV", "LakeConfig", "LakeConfigError", "lake_config", "parse_dsn"]
 
 
 class LakeUnavailableError(RuntimeError):
     """The shared ledger's extensions or catalog cannot be reached."""
-
-
-@dataclass(frozen=True)
-class LakeConfig:
-    catalog: dict[str, str]
-    data_path: Path
-
-    @property
-    def dsn(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.catalog.items())
-
-    @property
-    def label(self) -> str:
-        """Where the ledger is, for messages: no password."""
-        shown = " ".join(f"{k}={v}" for k, v in self.catalog.items() if k != "password")
-        return f"ducklake:postgres:{shown} (data {self.data_path})"
-
-    @property
-    def lock_key(self) -> int:
-        """The advisory lock of this ledger: one per data path, so two ledgers in one database do not share it."""
-        return int(hashlib.sha256(f"kavi-ledger:{self.data_path}".encode()).hexdigest()[:15], 16)
-
-
-def parse_dsn(raw: str) -> dict[str, str]:
-    if len(raw) > _MAX_DSN:
-        raise LakeConfigError(f"{LEDGER_URL_ENV} is longer than {_MAX_DSN} characters")
-    pairs: dict[str, str] = {}
-    for part in raw.split():
-        key, sep, value = part.partition("=")
-        if not sep or key not in _DSN_KEYS or not _DSN_VALUE.match(value):
-            raise LakeConfigError(
-                f"{LEDGER_URL_ENV}: {part[:60]!r} is not a libpq key=value pair this forge accepts (keys: "
-                f"{', '.join(sorted(_DSN_KEYS))}; values without quotes or spaces), e.g. "
-                f"{LEDGER_URL_ENV}='{_PREFIX}host=127.0.0.1 port=5432 user=kavi dbname=kavi'")
-        pairs[key] = value
-    if "dbname" not in pairs:
-        raise LakeConfigError(f"{LEDGER_URL_ENV} must name the catalog database (dbname=...)")
-    return pairs
-
-
-def lake_config(environ: Mapping[str, str], home_root: Path) -> LakeConfig | None:
-    """The shared ledger's settings, or None for the default local ledger file (KAVI_LEDGER_URL unset or empty)."""
-    raw = (environ.get(LEDGER_URL_ENV) or "").strip()
-    if not raw:
-        return None
-    if not raw.startswith(_PREFIX):
-        raise LakeConfigError(f"{LEDGER_URL_ENV}={raw[:80]!r} must start with {_PREFIX!r} (a DuckLake with its catalog "
-                              "in PostgreSQL), or be unset for the local ledger file")
-    catalog = parse_dsn(raw[len(_PREFIX):])
-    data_raw = (environ.get(LEDGER_DATA_ENV) or "").strip()
-    data = Path(data_raw).expanduser() if data_raw else home_root / "ledger-data"
-    if not data.is_absolute():
-        raise LakeConfigError(f"{LEDGER_DATA_ENV}={data_raw!r} must be an absolute path (the shared data folder)")
-    if "'" in str(data) or "\n" in str(data) or len(str(data)) > 1000:
-        raise LakeConfigError(f"{LEDGER_DATA_ENV} must not contain quotes or newlines (at most 1000 characters)")
-    return LakeConfig(catalog, data.resolve())
 
 
 def extension_file(package: str, name: str) -> Path:
@@ -270,6 +210,8 @@ def lake_tables() -> list[str]:
     return list(out)
 
 
-def ledger_present(path: Path) -> bool:
-    """Whether there is a ledger to read: the shared one when configured, else the file at `path`."""
-    return bool((os.environ.get(LEDGER_URL_ENV) or "").strip()) or path.exists()
+def ledger_present(path: Path, ledger_url: str | None = None) -> bool:
+    """Whether there is a ledger to read: the shared one when configured (`ledger_url`, KAVI_LEDGER_URL; None: the
+    variable alone, read by kavi.settings), else the file at `path`."""
+    url: str = read_setting("ledger_url") if ledger_url is None else ledger_url
+    return bool(url.strip()) or path.exists()

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from kavi.config import ConfigError, env_base_url, env_float, env_int, env_models
-from kavi.redact import REDACTED, Redactor
+from kavi.redact import REDACTED, Redactor, remember_key
+from kavi.settings import KaviSettings
 
 T = TypeVar("T")
 
@@ -91,23 +91,23 @@ class Completion:
     cost_usd: float | None
 
 
-def settings_from_env(environ: Mapping[str, str]) -> LLMSettings | None:
-    """The endpoint configured by KAVI_LLM_* variables, or None (then the recorded model is used)."""
-    base = env_base_url(environ)  # a malformed value raises ConfigError naming the variable
-    if not base:
+def llm_settings(settings: KaviSettings) -> LLMSettings | None:
+    """The endpoint the KAVI_LLM_* settings configure, or None (then the recorded model is used)."""
+    if not settings.llm_base_url:
         return None
-    models = env_models(environ)
-    if not models:
-        raise ConfigError("KAVI_LLM_MODELS must list at least one model, comma-separated, when KAVI_LLM_BASE_URL is "
-                          "set (e.g. KAVI_LLM_MODELS=qwen2.5-coder-32b,llama-3.3-70b)")
     return LLMSettings(
-        base_url=base,
-        api_key=environ.get("KAVI_LLM_API_KEY") or environ.get("OPENAI_API_KEY") or "not-needed",
-        models=models,
-        timeout_s=env_float(environ, "KAVI_LLM_TIMEOUT_S", 60.0, example="120"),
-        max_prompt_chars=env_int(environ, "KAVI_LLM_MAX_PROMPT_CHARS", 24000, minimum=1, example="24000"),
-        embedding_model=environ.get("KAVI_LLM_EMBED_MODEL", "").strip() or None,
+        base_url=settings.llm_base_url,
+        api_key=settings.api_key,
+        models=settings.llm_models,
+        timeout_s=settings.llm_timeout_s,
+        max_prompt_chars=settings.llm_max_prompt_chars,
+        embedding_model=settings.llm_embed_model or None,
     )
+
+
+def settings_from_env(environ: Mapping[str, str]) -> LLMSettings | None:
+    """The endpoint a mapping of KAVI_LLM_* variables configures, or None; ConfigError names a bad variable."""
+    return llm_settings(KaviSettings.from_environ(environ))
 
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -222,6 +222,7 @@ def _sdk_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
             client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0,
                                    http_client=shared)
             _SDK_CLIENTS[key] = client
+            remember_key(api_key)
         return client
 
 

@@ -1,9 +1,10 @@
 """The prompts the forge sends: the build prompt (the skill contract plus the packet) and the research advice."""
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from kavi.settings import KaviSettings, read_setting
 
 DEFAULT_MAX_PROMPT_CHARS = 24000  # as LLMSettings and the LLM resource
 PROMPT_BOUND_ENV = "KAVI_LLM_MAX_PROMPT_CHARS"
@@ -17,17 +18,10 @@ class PromptTooLarge(ValueError):
     """A build prompt that would exceed the prompt bound even before any earlier failure is added."""
 
 
-def max_prompt_chars_from_env(environ: Mapping[str, str] | None = None) -> int:
-    """The prompt bound configured by KAVI_LLM_MAX_PROMPT_CHARS (default 24000)."""
-    raw = (os.environ if environ is None else environ).get(PROMPT_BOUND_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_PROMPT_CHARS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{PROMPT_BOUND_ENV}={raw[:40]!r} is not a whole number of characters") from None
-    if value <= 0:
-        raise ValueError(f"{PROMPT_BOUND_ENV}={value} must be positive")
+def max_prompt_chars_from_env(settings: KaviSettings | None = None) -> int:
+    """The prompt bound configured by KAVI_LLM_MAX_PROMPT_CHARS (default 24000), checked by the settings: of
+    `settings`, else the variable alone."""
+    value: int = settings.llm_max_prompt_chars if settings is not None else read_setting("llm_max_prompt_chars")
     return value
 
 ALLOWED_IMPORTS = (

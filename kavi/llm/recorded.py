@@ -7,7 +7,6 @@ its banner, in `/v1/models` (`owned_by`), and in every completion's `system_fing
 import argparse
 import asyncio
 import json
-import os
 import socket
 import threading
 import time
@@ -23,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from kavi.config import recorded_latency_s
 from kavi.proposals.bounds import SAFE_LOADER
+from kavi.settings import KaviSettings, read_setting
 
 LABEL = "kavi-recorded-model (replay, not a live model)"
 FINGERPRINT = "kavi-recorded-replay"
@@ -103,10 +102,11 @@ class CassetteIndex:
 CASSETTES_ENV = "KAVI_RECORDED_CASSETTES"
 
 
-def default_cassette_dir() -> Path:
+def default_cassette_dir(configured: str | None = None) -> Path:
     """The packaged cassettes, or the folder KAVI_RECORDED_CASSETTES names (it reaches every run worker a daemon
-    starts, which a resource argument given in one process does not)."""
-    raw = (os.environ.get(CASSETTES_ENV) or "").strip()
+    starts, which a resource argument given in one process does not); `configured` is its value (None: the variable
+    alone, through kavi.settings)."""
+    raw = (read_setting("recorded_cassettes") if configured is None else configured).strip()
     if raw:
         folder = Path(raw).expanduser()
         if not folder.is_dir():
@@ -134,12 +134,12 @@ def _error(status: int, message: str, type_: str, code: str | None = None) -> JS
     return JSONResponse({"error": {"message": message, "type": type_, "code": code}}, status_code=status)
 
 
-def build_app(cassette_dir: Path) -> Starlette:
+def build_app(cassette_dir: Path, settings: KaviSettings | None = None) -> Starlette:
     index = load_cassettes(cassette_dir)
-    speed = float(os.environ.get("KAVI_RECORDED_SPEED", "1"))
+    speed = settings.recorded_speed if settings is not None else float(read_setting("recorded_speed"))
     # A fixed latency per answer (KAVI_RECORDED_LATENCY_S) stands for a real model's seconds per answer and is not
     # capped; otherwise the cassette's recorded latency, scaled by KAVI_RECORDED_SPEED, at most MAX_LATENCY_S.
-    fixed = recorded_latency_s(os.environ)
+    fixed: float | None = settings.recorded_latency_s if settings is not None else read_setting("recorded_latency_s")
 
     async def completions(request: Request) -> JSONResponse:
         try:
@@ -205,14 +205,15 @@ def _free_port() -> int:
 class RecordedModelServer:
     """Runs the recorded model in a daemon thread on 127.0.0.1 until stopped."""
 
-    def __init__(self, cassette_dir: Path | None = None, port: int = 0) -> None:
+    def __init__(self, cassette_dir: Path | None = None, port: int = 0, settings: KaviSettings | None = None) -> None:
         import uvicorn
 
-        self.cassette_dir = cassette_dir or default_cassette_dir()
+        self.cassette_dir = cassette_dir or default_cassette_dir(
+            settings.recorded_cassettes if settings is not None else None)
         self.index = load_cassettes(self.cassette_dir)
         self.port = port or _free_port()
-        config = uvicorn.Config(build_app(self.cassette_dir), host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, lifespan="off")
+        config = uvicorn.Config(build_app(self.cassette_dir, settings), host="127.0.0.1", port=self.port,
+                                log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="kavi-recorded-model", daemon=True)
 
@@ -266,7 +267,7 @@ def shared_models(base_url: str, timeout_s: float = 5.0) -> list[str]:
     import urllib.request
     from urllib.parse import urlsplit
 
-    from kavi.config import ConfigError
+    from kavi.settings import ConfigError
 
     parts = urlsplit(base_url.strip())
     try:

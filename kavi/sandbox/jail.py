@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kavi.sandbox.seccomp import CompiledFilter, SeccompUnavailable, compiled_filter, filter_fd
+from kavi.settings import read_setting
 
 SANDBOX_UID = 65534
 SANDBOX_GID = 65534
@@ -53,9 +54,9 @@ ROOT_TMPFS_BYTES = 1024 * 1024
 OWN_MOUNTS = ("/tmp", "/dev", "/dev/shm", "/proc", "/etc")
 
 
-def switched_off() -> frozenset[str]:
-    raw = os.environ.get(OFF_VARIABLE, "")
-    return frozenset(p.strip() for p in raw.split(",") if p.strip())
+def switched_off(layers: Iterable[str] | None = None) -> frozenset[str]:
+    """The layers KAVI_SANDBOX_OFF switches off (a containment test's setting): `layers`, else the variable alone."""
+    return frozenset(read_setting("sandbox_off") if layers is None else layers)
 
 
 @dataclass

@@ -26,14 +26,13 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kavi.config import ConfigError, env_int
+from kavi.settings import GATE_SLOTS_ENV, MAX_GATE_SLOTS, KaviSettings, read_setting
 
-GATE_SLOTS_ENV = "KAVI_GATE_SLOTS"
-MAX_GATE_SLOTS = 256
+__all__ = ["GATE_SLOTS_ENV", "MAX_GATE_SLOTS"]
 _POLL_S = 0.01
 _log = logging.getLogger(__name__)
 _held = threading.local()
@@ -46,19 +45,17 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def gate_slots_setting(environ: Mapping[str, str] | None = None) -> int:
-    """KAVI_GATE_SLOTS: a whole number from 0 (no limit) to 256; unset, the CPUs this process may use."""
-    env = os.environ if environ is None else environ
-    value = env_int(env, GATE_SLOTS_ENV, usable_cpus(), minimum=0, example="2")
-    if value > MAX_GATE_SLOTS:
-        raise ConfigError(f"{GATE_SLOTS_ENV}={value} must be at most {MAX_GATE_SLOTS}, or 0 for no limit "
-                          f"(e.g. {GATE_SLOTS_ENV}=2)")
-    return value
+def gate_slots_setting(settings: KaviSettings | None = None) -> int:
+    """KAVI_GATE_SLOTS of the settings (checked there: 0, no limit, to 256); unset, the CPUs this process may use.
+    Without settings, the variable alone is read (through kavi.settings)."""
+    value: int | None = settings.gate_slots if settings is not None else read_setting("gate_slots")
+    return usable_cpus() if value is None else value
 
 
-def default_folder() -> Path:
-    """`kavi-gate-slots-<uid>` in $XDG_RUNTIME_DIR when it is an absolute path, else in the system's temp folder."""
-    runtime = (os.environ.get("XDG_RUNTIME_DIR") or "").strip()
+def default_folder(runtime_dir: str | None = None) -> Path:
+    """`kavi-gate-slots-<uid>` in the runtime folder (XDG_RUNTIME_DIR) when it is an absolute path, else in the
+    system's temp folder."""
+    runtime = (read_setting("runtime_dir") if runtime_dir is None else runtime_dir).strip()
     base = Path(runtime) if runtime and os.path.isabs(runtime) and os.path.isdir(runtime) else \
         Path(tempfile.gettempdir())
     return base / f"kavi-gate-slots-{os.geteuid()}"

@@ -39,6 +39,7 @@ from kavi.sandbox.runner import (
     run_sandboxed,
     scrubbed_env,
 )
+from kavi.settings import read_setting
 
 # What the gates import: loaded once by the server, never again per gate.
 GATE_PRELOAD: tuple[str, ...] = (
@@ -311,8 +312,9 @@ def _default_workdir() -> Path:
     return path
 
 
-def warm_runner(workdir: Path | None = None) -> WarmRunner | None:
-    """This process's warm runner, started on first use (None when it cannot start here)."""
+def warm_runner(workdir: Path | None = None, enabled: bool | None = None) -> WarmRunner | None:
+    """This process's warm runner, started on first use (None when it cannot start here, or when `enabled` is
+    False; None: KAVI_WARM_RUNNER, through kavi.settings)."""
     global _runner, _unavailable
     with _lock:
         if _runner is not None and _runner.alive:
@@ -320,7 +322,7 @@ def warm_runner(workdir: Path | None = None) -> WarmRunner | None:
         if _runner is not None and os.getpid() == _runner.owner_pid:
             _runner.close()  # it died: start a fresh one
         _runner = None
-        if os.environ.get("KAVI_WARM_RUNNER", "1") == "0":
+        if not (read_setting("warm_runner") if enabled is None else enabled):
             _unavailable = "disabled by KAVI_WARM_RUNNER=0"
             return None
         if _unavailable is not None and _unavailable.startswith("failed"):

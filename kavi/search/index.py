@@ -25,11 +25,11 @@ from typing import Any
 
 import duckdb
 
-from kavi.config import ConfigError, env_float
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
 from kavi.search.extensions import load_extension
+from kavi.settings import DEFAULT_DUPLICATE_SCORE, KaviSettings, load_settings
 
 INDEX_FORMAT = 1
 MAX_QUERY_CHARS = 1000  # a query from a person or an agent
@@ -39,7 +39,8 @@ RRF_K = 60  # the usual constant of reciprocal rank fusion
 MAX_EXAMPLES_CHARS = 2000  # what of a spec's examples is indexed: enough for their words, not their bulk
 # Measured on the shipped skills: a renamed copy scores 0.89-1.0, a close paraphrase about 0.8, two different
 # skills of the same family (the note skills) up to 0.49, unrelated ones under 0.3. Warned from half of it.
-DEFAULT_DUPLICATE_SCORE = 0.8
+# DEFAULT_DUPLICATE_SCORE (0.8) lives with the settings.
+__all__ = ["DEFAULT_DUPLICATE_SCORE"]
 # BM25 per field, weighted: a word of the name or the description says more about what a skill does than a word
 # of its examples (a URL in an example made every query with "url" in it find the HTTP skill).
 FIELD_WEIGHTS = {"name_text": 3.0, "description": 2.0, "schema_text": 1.0, "examples_text": 0.25}
@@ -96,21 +97,14 @@ class SearchConfig:
     timeout_s: float = 30.0
 
     @classmethod
+    def from_settings(cls, settings: KaviSettings) -> "SearchConfig":
+        """The search settings (checked by the settings: a score from 0 to 1, an http(s) URL with its model)."""
+        return cls(settings.search_duplicate_score, settings.embeddings_url, settings.embeddings_model)
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SearchConfig":
-        env = os.environ if environ is None else environ
-        score = env_float(env, "KAVI_SEARCH_DUPLICATE_SCORE", DEFAULT_DUPLICATE_SCORE, example="0.8")
-        if score > 1.0:
-            raise ConfigError(f"KAVI_SEARCH_DUPLICATE_SCORE={score} must be between 0 and 1 (1.0: as close as the "
-                              "skill's own text; e.g. KAVI_SEARCH_DUPLICATE_SCORE=0.8)")
-        url = (env.get("KAVI_EMBEDDINGS_URL") or "").strip() or None
-        model = (env.get("KAVI_EMBEDDINGS_MODEL") or "").strip() or None
-        if url is not None:
-            if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
-                raise ConfigError(f"KAVI_EMBEDDINGS_URL={url!r} must be an http:// or https:// URL of an "
-                                  "OpenAI-compatible endpoint (e.g. KAVI_EMBEDDINGS_URL=http://localhost:8000/v1)")
-            if model is None:
-                raise ConfigError("KAVI_EMBEDDINGS_MODEL must name the embedding model when KAVI_EMBEDDINGS_URL is set")
-        return cls(score, url, model)
+        """The search settings of a mapping of variables (None: of the environment, read by kavi.settings)."""
+        return cls.from_settings(load_settings(environ))
 
     @property
     def mode(self) -> str:

@@ -18,8 +18,8 @@ def _endpoint() -> str:
     """The model endpoint the forge runs call (run tag `kavi/endpoint`), read when the code location loads: every
     forge run carries it, those a sensor or the UI launches included, so the queue's per-endpoint limit (see
     kavi_assets/cli/parallel.py) holds for them too."""
-    from kavi.config import ConfigError
     from kavi.forge.batch import endpoint_tag
+    from kavi.settings import ConfigError
 
     try:
         return endpoint_tag()

@@ -156,7 +156,7 @@ def _log(home: KaviHome) -> Check:
 
 
 def _config() -> Check:
-    from kavi.config import config_problems
+    from kavi.settings import config_problems
 
     problems = config_problems()
     if problems:

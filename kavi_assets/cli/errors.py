@@ -18,13 +18,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi.build.sandbox_dir import SandboxExistsError
-    from kavi.config import ConfigError
     from kavi.forge.promote import PromotionRefused
     from kavi.home import HomePathError
     from kavi.ledger.records import LedgerRecordError
     from kavi.ledger.store import LedgerCorruptError, LedgerLockedError, LedgerSchemaError
     from kavi.proposals.bounds import BoundsError
     from kavi.proposals.model import ProposalError
+    from kavi.settings import ConfigError
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,

@@ -10,8 +10,8 @@ from kavi_assets.cli.home_option import open_records
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
                resources: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
-    from kavi.config import validate_config
     from kavi.forge.locks import attempt_lock
+    from kavi.settings import validate_config
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
 
     validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run

@@ -58,8 +58,8 @@ def _ctx(h: KaviHome) -> Any:
 def refused_suspects(records: Any) -> dict[str, dict[int, str]]:
     """SUSPECT versions the setting keeps from running (none under KAVI_SUSPECT_POLICY=allow): name -> version ->
     reason."""
-    from kavi.config import suspect_policy
     from kavi.ledger.ground import GroundRecords
+    from kavi.settings import suspect_policy
 
     if suspect_policy() == "allow":
         return {}
@@ -288,10 +288,10 @@ def register(app: typer.Typer) -> None:
 # -- kavi doctor's lines ------------------------------------------------------------------------------------------
 def doctor_checks(home: KaviHome) -> list[Any]:
     """`kavi doctor`: stale verdicts (judged under another fingerprint) and SUSPECT versions."""
-    from kavi.config import suspect_policy
     from kavi.forge.context import ForgeContext
     from kavi.forge.fingerprint import current_fingerprint, judge_settings
     from kavi.forge.reverify import stale_versions, suspects
+    from kavi.settings import suspect_policy
     from kavi_assets.cli.health_check import Check
 
     if not home.ledger_path.exists():

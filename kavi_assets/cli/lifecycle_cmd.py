@@ -201,10 +201,10 @@ def approve(
     """Record a person's approval of NAME's latest verified build and promote it, as the next version, through
     Dagster. Approving a version that is already trusted says so and records nothing (exit 0); when someone else
     approved the same build first, theirs stands, yours is not recorded, and you are told who (exit 0)."""
-    from kavi.config import validate_config
     from kavi.forge.context import ForgeContext
     from kavi.forge.promote import AlreadyTrusted
     from kavi.forge.promote import approve as record_approval
+    from kavi.settings import validate_config
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
 
     validate_config()

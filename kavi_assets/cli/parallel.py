@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kavi.config import (
+from kavi.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
+from kavi.home import KaviHome
+from kavi.settings import (
     ENDPOINT_CONCURRENCY_ENV,
     MAX_CONCURRENT_RUNS_ENV,
     ConfigError,
     concurrency_setting,
 )
-from kavi.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
-from kavi.home import KaviHome
 from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
 from kavi_assets.launcher.host import HANDED_ENV, PRESTART_ENV
 
@@ -336,7 +336,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
                  on_done: Any = None, start_daemon: bool = True) -> list[dict[str, Any]]:
     """Forge every item through the Dagster queue, at most `settings.max_runs` at once; the outcomes in the items'
     order, each as `kavi forge --json` gives it. Without `start_daemon` the caller runs queue_daemon around it."""
-    from kavi.config import validate_config
+    from kavi.settings import validate_config
     from kavi_assets.cli.dagster_env import add_partitions, ensure_dagster_home, sweep_before_launch
     from kavi_assets.cli.forge_run import forge_outcome
     from kavi_assets.cli.home_option import open_records

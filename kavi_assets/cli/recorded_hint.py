@@ -9,8 +9,8 @@ __all__ = ["NOT_CONFIGURED_FIX", "recorded_model_note"]
 
 def recorded_model_note(name: str) -> str | None:
     """The line for a proposal the recorded model has no recording of, when no endpoint is configured; else None."""
-    from kavi.config import env_base_url
     from kavi.llm.recorded import default_cassette_dir, load_cassettes
+    from kavi.settings import env_base_url
 
     if env_base_url(os.environ):
         return None

@@ -170,7 +170,7 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
     for var, text in (settings or {}).items():
         if not _SETTING.match(var) or len(text) > 1000 or "\n" in text:
             raise ValueError(f"setting {var[:40]!r}: only KAVI_* variables, one line of at most 1000 characters")
-    from kavi.config import validate_config
+    from kavi.settings import validate_config
 
     validate_config({**os.environ, **(settings or {})})  # a bad KAVI_* setting: one line, before anything starts
     files = _proposal_files(proposals)

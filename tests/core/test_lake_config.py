@@ -58,7 +58,7 @@ def test_the_cli_reports_a_bad_url_in_one_line(tmp_path: Path) -> None:
 
 
 def test_validate_config_names_a_bad_ledger_url() -> None:
-    from kavi.config import config_problems
+    from kavi.settings import config_problems
 
     problems = config_problems({"KAVI_LEDGER_URL": "ducklake:postgres:host=db"})
     assert len(problems) == 1 and "dbname" in problems[0]

@@ -12,7 +12,6 @@ import yaml
 from fault_support import completion, stub_client, word_count_proposal
 from typer.testing import CliRunner
 
-from kavi.config import ConfigError, validate_config
 from kavi.forge.build import run_build
 from kavi.forge.context import ForgeContext
 from kavi.forge.intake import intake
@@ -21,6 +20,7 @@ from kavi.forge.research import research
 from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind
+from kavi.settings import ConfigError, validate_config
 from kavi_assets.assets import forge as forge_assets
 from kavi_assets.cli.main import app
 

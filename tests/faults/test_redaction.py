@@ -26,6 +26,7 @@ from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.llm.client import LLMError
 from kavi.redact import REDACTED, Redactor
+from kavi.settings import KaviSettings
 from kavi.verdicts import GateResult
 
 FAKE_KEY = "sk-proj-" + "Zq8" * 10
@@ -37,8 +38,8 @@ HEX_SECRET = "api_key=" + "0123456789abcdef" * 3
 
 
 def test_redactor_removes_configured_keys_key_shapes_and_holdouts() -> None:
-    r = Redactor.for_proposal(word_count_proposal(), environ={"KAVI_LLM_API_KEY": CONFIGURED_KEY,
-                                                               "OPENAI_API_KEY": "short"})
+    r = Redactor.for_proposal(word_count_proposal(), settings=KaviSettings.from_environ(
+        {"KAVI_LLM_API_KEY": CONFIGURED_KEY, "OPENAI_API_KEY": "short"}))
     text = (f"key {CONFIGURED_KEY} fake {FAKE_KEY} hdr {BEARER} env {HEX_SECRET} holdout {HOLDOUT!r} "
             f"json {json.dumps({'text': HOLDOUT})} keep sha256 {'ab' * 32} and words=3")
     out = r.text(text)
@@ -53,7 +54,7 @@ def test_redactor_removes_configured_keys_key_shapes_and_holdouts() -> None:
 def test_redactor_catches_escaped_and_json_forms_of_holdouts() -> None:
     prop = word_count_proposal(holdout_examples=[
         {"input": {"text": 'he said "hi"\nthen left'}, "expected": {"words": 4, "lines": 2, "characters": 1234}}])
-    r = Redactor.for_proposal(prop, environ={})
+    r = Redactor.for_proposal(prop, settings=KaviSettings.from_environ({}))
     for form in ('he said "hi"\nthen left', json.dumps('he said "hi"\nthen left'), repr('he said "hi"\nthen left'),
                  json.dumps({"words": 4, "lines": 2, "characters": 1234}), "1234"):
         assert r.text(f"<{form}>") != f"<{form}>", form

@@ -10,7 +10,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kavi.config import ConfigError, config_problems
 from kavi.forge.build import run_build
 from kavi.forge.ceremony import CeremonyLevel, ceremony_for, evidence_decision, parse_levels, scale_of
 from kavi.forge.context import ForgeContext, ForgeSettings
@@ -24,6 +23,7 @@ from kavi.forge.verify import VerifyOutcome, evidence_markdown, verify
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
+from kavi.settings import ConfigError, config_problems
 from kavi.verdicts import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
 from kavi_assets.cli.main import app
 from resources.gates import GateRunnerResource

@@ -91,7 +91,7 @@ def test_prices_are_validated(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("KAVI_PRICES", "m=oops")
     res = _kavi(["economics"])
     assert res.exit_code == 2 and "KAVI_PRICES" in res.output
-    from kavi.config import config_problems
+    from kavi.settings import config_problems
 
     assert any("KAVI_PRICES" in p for p in config_problems())
 

@@ -15,6 +15,7 @@ from kavi.forge.fingerprint import current_fingerprint, judge_settings
 from kavi.forge.reverify import stale_versions
 from kavi.home import KaviHome
 from kavi.ledger.ground import GroundRecords
+from kavi.settings import KaviSettings
 from kavi_assets.cli.main import app
 
 runner = CliRunner()
@@ -122,7 +123,7 @@ def test_reverify_refuses_bad_arguments(home: KaviHome) -> None:
 
 def test_suspect_policy_setting_is_checked(home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAVI_SUSPECT_POLICY", "sometimes")
-    from kavi.config import config_problems
+    from kavi.settings import config_problems
 
     assert any("KAVI_SUSPECT_POLICY" in p for p in config_problems())
 
@@ -132,7 +133,7 @@ def test_fingerprint_names_what_changed(home: KaviHome, tmp_path: Path) -> None:
     older = dict(fp.parts, ruff="0.0.1")
     assert fp.changes_from(older) == [f"ruff 0.0.1 → {fp.parts['ruff']}"]
     assert current_fingerprint(judge_settings(), home) is fp  # computed once per process
-    tightened = judge_settings({"KAVI_EVIDENCE_LEVELS": "strict"})
+    tightened = judge_settings(KaviSettings.from_environ({"KAVI_EVIDENCE_LEVELS": "strict"}))
     assert current_fingerprint(tightened, home).changes_from(fp.parts) == ["gates changed"]
 
 

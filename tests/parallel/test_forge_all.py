@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kavi.config import ConfigError
 from kavi.home import KaviHome
+from kavi.settings import ConfigError, KaviSettings
 from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
 
@@ -52,9 +52,9 @@ def test_queue_settings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
             queue_settings(bad, {})
     with pytest.raises(ConfigError, match="KAVI_ENDPOINT_CONCURRENCY"):
         queue_settings(None, {"KAVI_ENDPOINT_CONCURRENCY": "many"})
-    assert endpoint_tag({}) == "recorded-model"
-    assert endpoint_tag({"KAVI_LLM_BASE_URL": "https://user:pw@API.example.org:8443/v1?k=1",
-                         "KAVI_LLM_MODELS": "m"}) == "api.example.org:8443"
+    assert endpoint_tag(KaviSettings.from_environ({})) == "recorded-model"
+    assert endpoint_tag(KaviSettings.from_environ({"KAVI_LLM_BASE_URL": "https://user:pw@API.example.org:8443/v1?k=1",
+                                                   "KAVI_LLM_MODELS": "m"})) == "api.example.org:8443"
 
 
 def test_dagster_yaml_gets_the_limits_unless_a_person_wrote_it(tmp_path: Path) -> None:

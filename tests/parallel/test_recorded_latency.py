@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kavi.config import RECORDED_LATENCY_ENV as LATENCY_ENV
-from kavi.config import ConfigError, validate_config
-from kavi.config import recorded_latency_s as fixed_latency_s
 from kavi.llm.recorded import RecordedModelServer
+from kavi.settings import RECORDED_LATENCY_ENV as LATENCY_ENV
+from kavi.settings import ConfigError, validate_config
+from kavi.settings import recorded_latency_s as fixed_latency_s
 
 CASSETTE = """\
 skill: latency_probe

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kavi.config import RECORDED_LATENCY_ENV, ConfigError
 from kavi.llm.recorded import CASSETTES_ENV, SHARED_URL_ENV, RecordedModelServer
+from kavi.settings import RECORDED_LATENCY_ENV, ConfigError
 from kavi_assets.cli import parallel
 from resources import llm as llm_resource
 from resources.llm import LLMResource

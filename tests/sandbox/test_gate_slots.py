@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kavi.config import ConfigError, config_problems
 from kavi.sandbox.slots import GATE_SLOTS_ENV, gate_slot, gate_slots_setting, usable_cpus
+from kavi.settings import ConfigError, KaviSettings, config_problems
 
 HOLDER = textwrap.dedent("""
     import sys, time
@@ -173,10 +173,10 @@ def test_a_folder_this_user_does_not_control_is_not_used(tmp_path: Path, kind: s
 
 
 def test_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert gate_slots_setting({}) == usable_cpus()
-    assert gate_slots_setting({GATE_SLOTS_ENV: "0"}) == 0
-    assert gate_slots_setting({GATE_SLOTS_ENV: " 3 "}) == 3
+    assert gate_slots_setting(KaviSettings.from_environ({})) == usable_cpus()
+    assert gate_slots_setting(KaviSettings.from_environ({GATE_SLOTS_ENV: "0"})) == 0
+    assert gate_slots_setting(KaviSettings.from_environ({GATE_SLOTS_ENV: " 3 "})) == 3
     for bad in ("-1", "two", "1.5", "100000"):
         with pytest.raises(ConfigError, match=GATE_SLOTS_ENV):
-            gate_slots_setting({GATE_SLOTS_ENV: bad})
+            gate_slots_setting(KaviSettings.from_environ({GATE_SLOTS_ENV: bad}))
         assert any(GATE_SLOTS_ENV in p for p in config_problems({GATE_SLOTS_ENV: bad}))

@@ -15,12 +15,12 @@ import yaml
 from serve_support import example_spec, trust_example
 from typer.testing import CliRunner
 
-from kavi.config import ConfigError
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.search.embeddings import EmbeddingError, parse_embeddings
 from kavi.search.index import MAX_QUERY_CHARS, SearchConfig, SearchError, open_index
+from kavi.settings import ConfigError
 from kavi_assets.cli.main import app
 
 SHIPPED = ("word_count", "slugify_title", "extract_emails", "parse_duration", "write_note", "http_get_json")
@@ -168,7 +168,7 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
 
 
 def test_search_config_is_checked() -> None:
-    from kavi.config import config_problems
+    from kavi.settings import config_problems
 
     assert SearchConfig.from_env({}).mode == "bm25"
     assert any("KAVI_SEARCH_DUPLICATE_SCORE" in p for p in config_problems({"KAVI_SEARCH_DUPLICATE_SCORE": "7"}))
