@@ -3,9 +3,9 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from kavi.config_base import suspect_policy
 from kavi.ledger.record_base import _EPOCH, LedgerRecordError, RecordsBase, _utc
 from kavi.ledger.store import utcnow
+from kavi.settings import read_setting
 from kavi.skills.base import SideEffectClass
 
 
@@ -39,7 +39,7 @@ VERSION_SUSPECT = "SUSPECT"  # its re-verification failed; served only under KAV
 
 def served_statuses() -> str:
     """The version statuses `trusted_versions` serves, as SQL literals: SUSPECT too when the user allows it."""
-    return "'TRUSTED', 'SUSPECT'" if suspect_policy() == "allow" else "'TRUSTED'"
+    return "'TRUSTED', 'SUSPECT'" if read_setting("suspect_policy") == "allow" else "'TRUSTED'"
 
 
 # Each version's latest event (a version without one is TRUSTED).
