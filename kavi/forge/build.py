@@ -11,7 +11,7 @@ from kavi.forge.attempt import BUILD_FAILED, BUILD_OK, canonical, now
 from kavi.forge.context import ForgeContext
 from kavi.forge.packet import load_packet
 from kavi.forge.verify import prepare_verification
-from kavi.gates.infra import describe_oserror, is_infra_oserror
+from kavi.infrastructure import describe_oserror, is_infra_oserror
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.records import LedgerRecordError
 from kavi.lifecycle import ProposalStatus

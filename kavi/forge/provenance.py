@@ -1,22 +1,17 @@
-"""The forge side of signed provenance: write a promotion's attestation, find and check them for `kavi verify` and
-`kavi attest` (the signing itself is in kavi/promotion/attestation.py)."""
+"""The forge side of signed provenance: write a promotion's attestation (checking them is
+kavi/promotion/provenance.py; the signing itself is kavi/promotion/attestation.py)."""
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from kavi.forge.context import ForgeContext
-from kavi.ledger.artifacts import ArtifactCorruptError, ArtifactStore
 from kavi.ledger.ground import GroundRecords
-from kavi.ledger.records import ForgeRecords, PromotionRow
+from kavi.ledger.records import PromotionRow
 from kavi.promotion.attestation import (
-    AttestationError,
-    home_public_key,
     key_id,
     sign,
     signing_key,
     statement,
-    verify_envelope,
 )
 
 COACH_GATE = "coach"
@@ -68,66 +63,3 @@ def attest_promotion(ctx: ForgeContext, promo: PromotionRow) -> str:
         seq=promo.seq, name=promo.proposal_name, version=promo.version, build_id=promo.build_id,
         envelope_sha256=ref.sha256, key_id=key_id(key.public_key()))
     return ref.sha256
-
-
-@dataclass(frozen=True)
-class AttestationCheck:
-    problems: list[str]
-    checked: int
-    legacy: int  # promotions made before signed provenance existed
-
-
-def check_attestations(records: ForgeRecords, store: ArtifactStore, home: Any) -> AttestationCheck:
-    """Every promotion's attestation: present, its bytes intact, signed by the home's key, about the promoted bytes."""
-    links = GroundRecords(records.ledger).attestations()
-    public = home_public_key(home)
-    problems: list[str] = []
-    checked = legacy = 0
-    for promo in records.promotions():
-        ref = f"{promo.proposal_name}@{promo.version} (promotion #{promo.seq})"
-        link = links.get(promo.seq)
-        if link is None:
-            problems.append(f"{ref}: no attestation is recorded for this promotion")
-            continue
-        envelope_sha, _, _ = link
-        if envelope_sha is None:
-            legacy += 1
-            continue
-        if public is None:
-            problems.append(f"{ref}: the home's public key (keys/attestation.pub) is missing: the signature cannot "
-                            "be checked")
-            continue
-        try:
-            data = store.get(envelope_sha)
-            verified = verify_envelope(json.loads(data), public)
-        except FileNotFoundError:
-            problems.append(f"{ref}: its attestation artifact {envelope_sha[:16]}… is missing")
-            continue
-        except ArtifactCorruptError:
-            problems.append(f"{ref}: its attestation artifact {envelope_sha[:16]}… was altered (its bytes no longer "
-                            "match their hash)")
-            continue
-        except (AttestationError, ValueError) as err:
-            problems.append(f"{ref}: attestation {envelope_sha[:16]}… does not verify: {err}")
-            continue
-        if verified.subject_sha256 != promo.source_sha256:
-            problems.append(f"{ref}: the attestation is about sha256 {verified.subject_sha256[:16]}…, not the "
-                            f"promoted {promo.source_sha256[:16]}…")
-        else:
-            checked += 1
-    return AttestationCheck(problems, checked, legacy)
-
-
-def find_attestation(records: ForgeRecords, name: str, version: int | None) -> tuple[PromotionRow, str]:
-    """(promotion, envelope sha256) of NAME@VERSION, or of NAME's latest promotion; LookupError otherwise."""
-    promos = records.promotions(name)
-    if version is not None:
-        promos = [p for p in promos if p.version == version]
-    if not promos:
-        raise LookupError(f"{name}{'' if version is None else f'@{version}'} was never promoted")
-    promo = promos[-1]
-    link = GroundRecords(records.ledger).attestations().get(promo.seq)
-    if link is None or link[0] is None:
-        raise LookupError(f"{name}@{promo.version} has no signed attestation"
-                          + (f" ({link[2]})" if link is not None and link[2] else ""))
-    return promo, link[0]

@@ -16,8 +16,8 @@ from kavi.forge.ceremony import ceremony_for, evidence_decision
 from kavi.forge.context import ForgeContext
 from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_policy_path
 from kavi.gates.differential import EvidenceConfig
-from kavi.gates.infra import infrastructure_cause
 from kavi.gates.runner import GateConfig, run_gates
+from kavi.infrastructure import infrastructure_cause
 from kavi.ledger.ground import GroundRecords, VerificationRow, VersionEvent
 from kavi.ledger.records import TrustedRecord
 from kavi.policy.policy import load_policy

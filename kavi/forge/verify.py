@@ -19,9 +19,9 @@ from kavi.forge.independent import IndependentOutcome, obtain_independent, prefe
 from kavi.forge.levels import proposal_ceremony
 from kavi.forge.reverify import fingerprint_for, record_forge_verification
 from kavi.gates.differential import EvidenceConfig
-from kavi.gates.infra import describe_oserror, is_infra_oserror
 from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi.gates.tools import mypy_cache_warm, warm_mypy_cache
+from kavi.infrastructure import describe_oserror, is_infra_oserror
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.records import BuildRow, LedgerRecordError, ProposalRow
 from kavi.lifecycle import ProposalStatus, Verdict

@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kavi.forge.provenance import check_attestations
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import ArtifactStore, sha256_bytes
 from kavi.ledger.records import ForgeRecords
+from kavi.promotion.provenance import check_attestations
 from kavi.promotion.registry import registry_state, write_registry
 
 

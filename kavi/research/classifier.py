@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kavi.gates.infra import infrastructure_cause
+from kavi.infrastructure import infrastructure_cause
 from kavi.lifecycle import FailureKind
 from kavi.verdicts import (
     GATE_ACCEPTANCE,

@@ -253,8 +253,8 @@ def attest_cmd(
         return
     if ref is None:
         raise typer.BadParameter("give NAME[@VERSION] to export, or --verify FILE")
-    from kavi.forge.provenance import find_attestation
     from kavi.ledger.artifacts import ArtifactStore
+    from kavi.promotion.provenance import find_attestation
 
     name, version = parse_ref(ref)
     h = _home(home)

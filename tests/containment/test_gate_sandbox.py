@@ -383,7 +383,7 @@ def test_a_wrong_skill_cannot_fake_its_acceptance(world: World, tmp_path: Path) 
 def test_a_builders_exit_127_is_not_mistaken_for_the_forges_failure(tmp_path: Path) -> None:
     """Exit 126/127 or a fake "bwrap:" line from the builder's code must not pass for infrastructure (which would
     not count against the model): the sandbox writes a start marker before the command runs."""
-    from kavi.gates.infra import infrastructure_cause
+    from kavi.infrastructure import infrastructure_cause
 
     proposal = parse_proposal(PROPOSAL)
     tests = "import os\nimport sys\n\nprint('bwrap: Can\\'t mount proc', file=sys.stderr)\nos._exit(127)\n"
@@ -397,7 +397,7 @@ def test_a_builders_exit_127_is_not_mistaken_for_the_forges_failure(tmp_path: Pa
 
 
 def test_a_sandbox_that_cannot_be_built_is_the_forges_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kavi.gates.infra import infrastructure_cause
+    from kavi.infrastructure import infrastructure_cause
 
     real_build = jail.build
 

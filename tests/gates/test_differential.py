@@ -14,8 +14,8 @@ import yaml
 
 from kavi.gates.acceptance import run_cases
 from kavi.gates.differential import EvidenceConfig, output_problem
-from kavi.gates.infra import infrastructure_cause
 from kavi.gates.runner import GateConfig, run_gates
+from kavi.infrastructure import infrastructure_cause
 from kavi.lifecycle import FailureKind, Verdict
 from kavi.proposals.model import Proposal
 from kavi.research.classifier import AttemptFailure, classify

@@ -13,7 +13,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ground_support import ctx_for, trust_recorded
 from typer.testing import CliRunner
 
-from kavi.forge.provenance import check_attestations, find_attestation
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import ArtifactStore
 from kavi.promotion.attestation import (
@@ -25,6 +24,7 @@ from kavi.promotion.attestation import (
     verify_envelope,
     verify_export,
 )
+from kavi.promotion.provenance import check_attestations, find_attestation
 from kavi_assets.cli.main import app
 
 runner = CliRunner()
