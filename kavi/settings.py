@@ -45,7 +45,7 @@ EVIDENCE_LEVEL_NAMES = ("low", "standard", "strict")
 SUSPECT_POLICIES = ("refuse", "allow")
 # The side-effect classes (kavi.skills.base.SideEffectClass's values) KAVI_AUTO_APPROVE may name.
 SIDE_EFFECT_CLASSES = ("READ_ONLY", "FILE_WRITE", "NETWORK", "SECRET_READ")
-# Issue 13: a fixed replayed latency per recorded answer (not capped like KAVI_RECORDED_SPEED's scaled one), and
+# A fixed replayed latency per recorded answer (not capped like KAVI_RECORDED_SPEED's scaled one), and
 # how many forge runs execute at once on this machine (the Dagster queue's limits; see kavi_assets/cli/parallel.py).
 RECORDED_LATENCY_ENV = "KAVI_RECORDED_LATENCY_S"
 MAX_RECORDED_LATENCY_S = 600.0

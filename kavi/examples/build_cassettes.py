@@ -45,7 +45,7 @@ PLAN: dict[str, list[dict[str, Any]]] = {
     ],    # The skills the project ships: forged by the main job like any other proposal.
     "write_note": [{"attempt": "*", "model": "*", "dir": "write_note/1", "latency_ms": 1300}],
     "read_notes_by_tag": [
-        # Passes every deterministic gate, but one test asserts nothing: the coach asks for changes (issue 12).
+        # Passes every deterministic gate, but one test asserts nothing: the coach asks for changes.
         {"attempt": 1, "model": "*", "dir": "read_notes_by_tag/coach-1", "latency_ms": 1500},
         {"attempt": "*", "model": "*", "dir": "read_notes_by_tag/1", "latency_ms": 1500},
     ],
@@ -53,7 +53,7 @@ PLAN: dict[str, list[dict[str, Any]]] = {
     "search_notes": [{"attempt": "*", "model": "*", "dir": "search_notes/1", "latency_ms": 1900}],
     "summarize_note": [{"attempt": "*", "model": "*", "dir": "summarize_note/1", "latency_ms": 1600}],
     "http_get_json": [{"attempt": "*", "model": "*", "dir": "http_get_json/1", "latency_ms": 1000}],
-    # Decomposition (issue 12): the builder answers prose on every attempt (REPEATED_FAILURE), the forge asks for a
+    # Decomposition: the builder answers prose on every attempt (REPEATED_FAILURE), the forge asks for a
     # decomposition (kind "decompose"), and the two children it proposes are built like any other proposal.
     "email_domain_report": [
         {"attempt": "*", "model": "*", "raw": (ANSWERS / "email_domain_report" / "prose.txt").read_text(),
@@ -66,7 +66,7 @@ PLAN: dict[str, list[dict[str, Any]]] = {
 }
 
 
-# Independent implementations (issue 16): the same skills written separately from the builder's view of each spec,
+# Independent implementations: the same skills written separately from the builder's view of each spec,
 # in different code, answered for a request of kind "independent" by whichever model is not the build's.
 INDEPENDENT: dict[str, str] = {
     name: f"{name}/independent"
@@ -75,7 +75,7 @@ INDEPENDENT: dict[str, str] = {
 }
 
 
-# The coach's reviews (issue 12), answered for a request of kind "coach" by whichever model did not build the attempt:
+# The coach's reviews, answered for a request of kind "coach" by whichever model did not build the attempt:
 # skill -> (attempt, answer file under kavi/examples/answers/). Every skill's reviewer approves (the coach runs from
 # ceremony standard up, or when a person raises the level), but read_notes_by_tag's first attempt.
 COACH_APPROVE = "coach_approve.json"

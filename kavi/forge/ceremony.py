@@ -97,7 +97,7 @@ def _names(levels: Iterable[CeremonyLevel]) -> str:
     return ", ".join(level.value for level in levels)
 
 
-# -- the level a proposal is verified at (issue 12) ---------------------------------------------------------------
+# -- the level a proposal is verified at ---------------------------------------------------------------
 #
 # The score chooses the level; a person may raise it (recorded with who and when), and only a recorded override with
 # a reason may set it below the score's level. What each level adds: low = the deterministic gates only; standard =

@@ -1,4 +1,4 @@
-"""The coach (Player–Coach review, issue 12): after the deterministic gates passed, a second model reviews the attempt.
+"""The coach (Player–Coach review): after the deterministic gates passed, a second model reviews the attempt.
 
 The builder is the player; the coach is another model — never the one that built the attempt (the second-model choice
 of kavi.forge.independent) — that reads the builder's view of the spec, the code, the builder's tests and the

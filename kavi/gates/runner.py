@@ -96,7 +96,7 @@ def _generate(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> tuple[
         return [], f"input generation failed: {type(err).__name__}: {str(err)[:200]}"
 
 
-# Issue 13: the generated inputs depend on the proposal, the case count and the seed only, not on the build. A build
+# The generated inputs depend on the proposal, the case count and the seed only, not on the build. A build
 # asks for them while it waits for its model's answer (prepare_generated_inputs, in a thread of the run's process),
 # and its verification takes them here instead of generating them again inside its gate slot: the same inputs, made
 # while the cores would otherwise wait with the build.

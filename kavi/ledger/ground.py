@@ -1,4 +1,5 @@
-"""Ledger records of issue 17 (schema 12 and 13): verifications with the fingerprint that judged them, SUSPECT and
+"""Ledger records of re-verification and provenance (schema 12 and 13): verifications with the fingerprint that
+judged them, SUSPECT and
 reinstated versions, model calls outside builds, and promotion attestations. Kept beside `records.py` so the forge's
 main record class stays as it is; both write the same ledger through short-lived connections."""
 

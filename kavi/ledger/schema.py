@@ -362,7 +362,7 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         7,
-        # Independent implementations (issue 16): a second model writes the same skill from the builder's view of the
+        # Independent implementations: a second model writes the same skill from the builder's view of the
         # spec, and the acceptance evidence compares the two on generated inputs. One request per proposal spec (its
         # digest keys the cache: a holdout added is a new spec), recorded like a build's model call but never a
         # builder's outcome: the router does not learn from it. No key (see migrations 3 and 5).
@@ -389,7 +389,7 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         8,
-        # Decomposition (issue 12, RIVA): a proposal the forge could not verify is split by the model into child
+        # Decomposition (RIVA): a proposal the forge could not verify is split by the model into child
         # proposals and a composition. One row per request (refused answers included, with the reason), and the
         # parent → child edges of the accepted ones. No key (see migrations 3 and 5).
         (
@@ -422,7 +422,7 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         9,
-        # The coach and ceremony levels (issue 12). `coach_reviews`: every call of the coach model, one row per try,
+        # The coach and ceremony levels. `coach_reviews`: every call of the coach model, one row per try,
         # kept apart from `model_outcomes` so a reviewer's verdict or failure never moves a builder's posterior.
         # `ceremony_levels`: a person's level for a proposal (who, when, why); a row below the complexity score's
         # level counts only when it is an override with a reason. No key (see migrations 3 and 5).
@@ -460,13 +460,13 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         11,
-        # Serving trusted skills over MCP (issue 17): an execution records its caller (the MCP client's name and
+        # Serving trusted skills over MCP: an execution records its caller (the MCP client's name and
         # version from its initialize request); NULL for a run from the local CLI and for every earlier record.
         ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS caller VARCHAR",),
     ),
     (
         12,
-        # Re-verification when the ground moves (issue 17). What judged a verification (Python, the gate tools'
+        # Re-verification when the ground moves. What judged a verification (Python, the gate tools'
         # versions, the policy files' hash, the gate configuration) is stored once per distinct fingerprint; every
         # verification, the forge's and each later re-run of the gates on a trusted version, is a row beside the
         # earlier ones (never an update), naming its fingerprint and its failing gates. `model_calls` records the
@@ -508,7 +508,7 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         13,
-        # Signed provenance (issue 17): each promotion's in-toto statement, signed with the home's Ed25519 key, is a
+        # Signed provenance: each promotion's in-toto statement, signed with the home's Ed25519 key, is a
         # content-addressed artifact; this table links it to the promotion. Promotions made before this migration
         # get a row without an envelope, so `kavi verify` can tell "promoted before signing existed" from "missing".
         (

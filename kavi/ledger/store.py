@@ -76,7 +76,7 @@ def _is_lock_conflict(err: BaseException) -> bool:
     return "lock" in text.lower() and ("Conflicting" in text or "Could not set lock" in text)
 
 
-# Issue 13: how long this process waited for the ledger's file lock (connections opened, retries, seconds waited
+# How long this process waited for the ledger's file lock (connections opened, retries, seconds waited
 # per opening). With KAVI_LEDGER_STATS_DIR naming a folder, each process writes its figures there as it exits
 # (<pid>.json): the parallel benchmark reads them from every run worker.
 STATS_ENV = "KAVI_LEDGER_STATS_DIR"

@@ -1,4 +1,4 @@
-"""The decomposition asset (issue 12, RIVA): per proposal partition, what the forge did about a proposal it could
+"""The decomposition asset (RIVA): per proposal partition, what the forge did about a proposal it could
 not verify — asked the model for children and a composition, waits for the children, failed on a child, or verified
 the composition on the parent's own examples and holdouts. Its metadata shows parent → children → composition."""
 

@@ -286,7 +286,7 @@ def verify_and_research(
         if ev.get("agreement_rate") is not None:
             report_meta["agreement_rate"] = dg.MetadataValue.float(float(ev["agreement_rate"]))
         report_meta["counterexamples"] = dg.MetadataValue.json(ev.get("counterexamples") or [])
-    if out.ceremony:  # the level, its reason, and what it skipped (issue 12)
+    if out.ceremony:  # the level, its reason, and what it skipped
         report_meta["ceremony_level"] = str(out.ceremony["level"])
         report_meta["ceremony"] = dg.MetadataValue.md(plan_markdown(out.ceremony))
         report_meta["ceremony_skipped"] = dg.MetadataValue.json(out.ceremony.get("skipped") or [])

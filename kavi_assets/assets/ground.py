@@ -1,4 +1,4 @@
-"""Dagster glue of issue 17: the judges' fingerprint as a data version, the re-verification of trusted versions
+"""Dagster glue of re-verification: the judges' fingerprint as a data version, the re-verification of trusted versions
 downstream of it (stale in the UI when the fingerprint's data version moved since it last ran), and the economics
 of every trusted skill (a table, and float metadata per skill so the Plots tab draws cost and break-even over time)."""
 

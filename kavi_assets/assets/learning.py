@@ -53,7 +53,7 @@ def model_posteriors(
     # other values (the table, the curves) are clipped on the right.
     meta["plot"] = dg.MetadataValue.text(f"{png.relative_to(h.root)} in the skills home")
     meta["posteriors_json"] = dg.MetadataValue.json([p.to_dict() for p in posteriors])
-    # The coach's own record (issue 12), kept apart: a review never moves a builder posterior above.
+    # The coach's own record, kept apart: a review never moves a builder posterior above.
     reviews = review_summary(records)
     meta["coach_reviews"] = dg.MetadataValue.int(sum(a + c + f for _, _, a, c, f in reviews))
     if reviews:

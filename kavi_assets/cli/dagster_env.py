@@ -103,7 +103,7 @@ def _write_whole(cfg: Path, text: str) -> None:
     os.replace(tmp, cfg)
 
 
-# Issue 13: `kavi forge --all` and `kavi demo --concurrency N` set the queue's limits (kavi_assets/cli/parallel.py).
+# `kavi forge --all` and `kavi demo --concurrency N` set the queue's limits (kavi_assets/cli/parallel.py).
 # A file kavi wrote (any of the texts above, or this one with other numbers) is rewritten with the new limits; a
 # file a person edited is left alone and its own limits hold.
 _ENDPOINT_LIMIT = """\

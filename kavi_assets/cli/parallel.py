@@ -1,4 +1,4 @@
-"""Many forge runs at once on one machine, through Dagster's own queue (issue 13).
+"""Many forge runs at once on one machine, through Dagster's own queue.
 
 `kavi forge --all` and `kavi demo --concurrency N` create their runs in DAGSTER_HOME and submit them to the
 QueuedRunCoordinator, which holds them QUEUED. Something must dequeue them: a `dagster-daemon` this command starts

@@ -46,7 +46,7 @@ class TrustedVersions:
                 self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
                     t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
                     version=t.version)
-            # SUSPECT versions the setting keeps from running: name -> {version: reason} (issue 17)
+            # SUSPECT versions the setting keeps from running: name -> {version: reason}
             self.suspect: dict[str, dict[int, str]] = refused_suspects(self.records)
             ground_note(h, self.records, builds)
 
