@@ -9,6 +9,7 @@ This module is the bottom of the package: it imports nothing of the forge, and t
 (costs, prices, evidence levels, the shared ledger's URL, the search settings, the gate slots...) live here.
 """
 
+import functools
 import math
 import os
 import re
@@ -701,9 +702,15 @@ def read_setting(field: str) -> Any:
     the default of a core function whose caller passed no value."""
     if field == _SECRETS_FIELD:
         return _secrets_of(os.environ)
-    name = env_name(field)
-    raw = os.environ.get(name)
-    settings = KaviSettings.from_environ({} if raw is None else {name: raw})
+    return _setting_of(field, os.environ.get(env_name(field)))
+
+
+@functools.lru_cache(maxsize=256)
+def _setting_of(field: str, raw: str | None) -> Any:
+    """One field's value from its variable's text: the same text always gives the same value, so a core function on
+    a hot path (each query of the trusted versions) does not build a settings model each time; a bad value raises
+    again at every call (exceptions are not cached)."""
+    settings = KaviSettings.from_environ({} if raw is None else {env_name(field): raw})
     return getattr(settings, field)
 
 
