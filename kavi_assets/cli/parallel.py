@@ -255,16 +255,18 @@ def wait_for_batch(inst: Any, request: BatchRequest, request_path: Path, timeout
     names = {it.name for it in request.items}
     run_of: dict[str, str] = {}
     done: dict[str, RunOutcome] = {}
-    started = time.monotonic()
-    deadline = started + timeout_s
-    moved = False
+    deadline = time.monotonic() + timeout_s
+    progress = time.monotonic()  # the last time a run was queued, left the queue or finished
+    left_queue: set[str] = set()
     while len(done) < len(names):
+        before = (len(run_of), len(left_queue), len(done))
         for record in inst.get_run_records(filters=dg.RunsFilter(tags={BATCH_TAG: request.batch_id})):
             run = record.dagster_run
             name = run.tags.get("dagster/partition")
             if name not in names or run_of.setdefault(name, run.run_id) != run.run_id:
                 continue
-            moved = moved or run.status.value != "QUEUED"
+            if run.status.value != "QUEUED":
+                left_queue.add(name)
             if name in done or run.status.value not in _FINISHED:
                 continue
             done[name] = run_outcome(inst, run)
@@ -275,15 +277,20 @@ def wait_for_batch(inst: Any, request: BatchRequest, request_path: Path, timeout
                 request_path.unlink()  # every run exists: the sensor has nothing left to queue for this batch
         if len(done) == len(names):
             break
-        waited = time.monotonic() - started
-        if waited > stall_s and (len(run_of) < len(names) or (not own_daemon and not moved)):
+        now = time.monotonic()
+        if (len(run_of), len(left_queue), len(done)) != before:
+            progress = now
+        # Stalled: runs still to be queued and none queued for `stall_s`; or, with someone else's daemon, none of
+        # the runs has left the queue by then (with our own daemon a full queue may wait longer).
+        waiting_for_sensor = len(run_of) < len(names)
+        if now - progress > stall_s and (waiting_for_sensor or (not own_daemon and not left_queue)):
             where = os.environ.get("DAGSTER_HOME", "")
-            what = (f"the batch sensor queued {len(run_of)} of {len(names)} run(s)" if len(run_of) < len(names)
+            what = (f"the batch sensor queued {len(run_of)} of {len(names)} run(s)" if waiting_for_sensor
                     else f"no daemon took the {len(names)} queued run(s)")
             raise QueueStalled(f"{what} within {stall_s:.0f}s: is the dagster-daemon of DAGSTER_HOME={where} "
                                "running, with the batch_requests sensor on? Its log: "
                                f"{Path(where) / 'logs' / 'kavi-queue-daemon.log'} (the batch was cancelled)")
-        if time.monotonic() > deadline:
+        if now > deadline:
             raise TimeoutError(f"{len(names) - len(done)} queued run(s) did not finish within {timeout_s:.0f}s")
         # The last runs of a batch are polled more often: the command ends sooner after them.
         time.sleep(_POLL_S if len(names) - len(done) > 16 else _LAST_POLL_S)
