@@ -51,11 +51,6 @@ class KaviHome:
         return self.root / "inbox" / "rejected"
 
     @property
-    def batches_dir(self) -> Path:
-        """Batches a command asked the queue for (one request file each, read by the batch sensor)."""
-        return self.root / "batches"
-
-    @property
     def ledger_path(self) -> Path:
         return self.root / "ledger.duckdb"
 

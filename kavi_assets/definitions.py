@@ -13,7 +13,6 @@ from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
-from sensors.batch import batch_requests
 from sensors.decompose import decompose_unverifiable
 from sensors.ground import ground_moved
 from sensors.intake import proposal_intake
@@ -53,7 +52,7 @@ defs = dg.Definitions(
     jobs=[forge_job, promote_job, registry_job, learn_job, audit_job, ingest_job, decompose_job, reverify_job],
     schedules=[audit_schedule, ingest_schedule],
     sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved, refresh_registry,
-             stale_run_sweep, batch_requests, decompose_unverifiable, ground_moved],
+             stale_run_sweep, decompose_unverifiable, ground_moved],
     resources={
         "home": _home,
         "llm": _llm,
@@ -62,13 +61,3 @@ defs = dg.Definitions(
     },
     executor=dg.in_process_executor,
 )
-
-
-def forge_job_definition() -> dg.JobDefinition:
-    """The forge job, resolved: what a launcher that reconstructs a job from its module loads (`dg.reconstructable`)."""
-    return defs.resolve_job_def("forge")
-
-
-def promote_job_definition() -> dg.JobDefinition:
-    """The promote job, resolved (as forge_job_definition)."""
-    return defs.resolve_job_def("promote")

@@ -1,5 +1,6 @@
 """The Dagster side of the CLI: a persistent DAGSTER_HOME, dynamic partitions, and in-process forge runs."""
 
+import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -7,8 +8,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kavi.home import KaviHome
 
@@ -42,15 +41,19 @@ _LOGGED_DAGSTER_YAML = _MONITORED_DAGSTER_YAML + """\
 python_logs:
   python_log_level: INFO
 """
-# What earlier kavi versions wrote besides: a run launcher and a storage subclass of their own in every home's file.
-# Such a file is rewritten with this version's (Dagster's own storage and launcher; the batch's launcher is named
-# only in the batch's own instance, see batch_dagster_yaml).
-_OLD_LAUNCHER_DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
+# Run workers of the forge's location fork from a host that imported Dagster and the forge once
+# (kavi_assets/launcher): the queue, its limits and run monitoring are unchanged, a run starts in milliseconds
+# instead of importing everything again, and the run monitor can check each worker's health.
+_LAUNCHER_DAGSTER_YAML = _LOGGED_DAGSTER_YAML + """\
 run_launcher:
   module: kavi_assets.launcher
   class: PreforkRunLauncher
 """
-_OLD_STORAGE = """\
+# Dagster's SQLite storage, the same files in the same folders of DAGSTER_HOME, keeping one SQLAlchemy engine per
+# database file instead of building one per event (kavi_assets/launcher/storage.py). Its folder is written out as
+# an absolute path (not `env: DAGSTER_HOME`), so the instance opens the same from a folder name alone; a home that
+# was moved or copied has its kavi-written file rewritten with its own folder before anything opens it.
+_STORAGE = """\
 storage:
   custom:
     module: kavi_assets.launcher.storage
@@ -60,22 +63,22 @@ storage:
 """
 _BASE_DIR_LINE = re.compile(r"^      base_dir: (.*)$", re.MULTILINE)
 _PLACEHOLDER = "<DAGSTER_HOME>"
-DAGSTER_YAML = _LOGGED_DAGSTER_YAML  # this version's file: Dagster's own storage and run launcher
-# The files kavi wrote before this version, rewritten with this version's text; a file edited by a person is kept.
-_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _OLD_LAUNCHER_DAGSTER_YAML)
+# The files earlier kavi versions wrote: rewritten with this version's text, a file edited by a person is kept.
+_OLDER = (_PREVIOUS_DAGSTER_YAML, _MONITORED_DAGSTER_YAML, _LOGGED_DAGSTER_YAML, _LAUNCHER_DAGSTER_YAML)
 
 
-def dagster_yaml() -> str:
-    """The dagster.yaml kavi writes into a DAGSTER_HOME (queue limits at their default)."""
-    return DAGSTER_YAML
+def dagster_yaml(folder: Path) -> str:
+    """The dagster.yaml kavi writes into the DAGSTER_HOME `folder` (queue limits at their default)."""
+    # A JSON string is a YAML double-quoted scalar: any character of a path reads back as itself.
+    return _LAUNCHER_DAGSTER_YAML + _STORAGE.format(base_dir=json.dumps(str(Path(folder).resolve())))
 
 
 def _template(text: str) -> str:
-    """The text with its storage folder replaced by a placeholder (the older files differ only there)."""
+    """The text with its storage folder replaced by a placeholder (kavi's files differ only there)."""
     return _BASE_DIR_LINE.sub(lambda m: f"      base_dir: {_PLACEHOLDER}", text, count=1)
 
 
-_OLD_STORAGE_TEMPLATE = _OLD_LAUNCHER_DAGSTER_YAML + _OLD_STORAGE.format(base_dir=_PLACEHOLDER)
+_TEMPLATE = _template(dagster_yaml(Path("/")))  # this version's file, its folder a placeholder
 
 
 def ensure_dagster_home(home: KaviHome) -> Path:
@@ -85,8 +88,8 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
     text = cfg.read_text(encoding="utf-8") if cfg.exists() else None
-    # A first file, or an earlier kavi's file: this version's.
-    new = dagster_yaml() if text is None else _rewritten(text)
+    # A first file, an earlier kavi's file or kavi's file of a home that was moved: this version's, for this folder.
+    new = dagster_yaml(path) if text is None else _rewritten(text, path)
     if new is not None and new != text:
         _write_whole(cfg, new)
     os.environ["DAGSTER_HOME"] = str(path)
@@ -95,13 +98,14 @@ def ensure_dagster_home(home: KaviHome) -> Path:
 
 def _write_whole(cfg: Path, text: str) -> None:
     # Written whole or not at all: another kavi starting at the same moment never reads half a file.
-    tmp = cfg.with_name(f".{cfg.name}.{os.getpid()}.tmp")
+    tmp = cfg.with_name(f".dagster.yaml.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, cfg)
 
 
-# A batch's queue limits (`kavi forge --all`, `kavi demo --concurrency N`): the runs at once, and the runs per model
-# endpoint (run tag `kavi/endpoint`), so a provider's rate limit holds.
+# `kavi forge --all` and `kavi demo --concurrency N` set the queue's limits (kavi_assets/cli/parallel.py).
+# A file kavi wrote (any of the texts above, or this one with other numbers) is rewritten with the new limits; a
+# file a person edited is left alone and its own limits hold.
 _ENDPOINT_LIMIT = """\
     tag_concurrency_limits:
       - key: kavi/endpoint
@@ -125,73 +129,40 @@ def _render(base: str, max_runs: int, endpoint_limit: int | None) -> str:
     return base.replace("max_concurrent_runs: 2\n", line + extra, 1)
 
 
-def render_dagster_yaml(max_runs: int, endpoint_limit: int | None) -> str:
-    """kavi's dagster.yaml with `max_concurrent_runs`, a dequeue every second and, when given, a limit of runs per
-    model endpoint."""
-    return _render(DAGSTER_YAML, max_runs, endpoint_limit)
+def render_dagster_yaml(folder: Path, max_runs: int, endpoint_limit: int | None) -> str:
+    """dagster.yaml for the DAGSTER_HOME `folder` with `max_concurrent_runs`, a dequeue every second and, when
+    given, a limit of runs per model endpoint (run tag `kavi/endpoint`)."""
+    return _render(dagster_yaml(folder), max_runs, endpoint_limit)
 
 
-def _rewritten(text: str) -> str | None:
-    """This version's dagster.yaml in place of `text` when kavi wrote `text` (any version, any folder, its queue
-    limits kept); None when a person wrote or edited it (left alone)."""
-    if text == DAGSTER_YAML or text in _OLDER:
-        return dagster_yaml()
+def _rewritten(text: str, folder: Path) -> str | None:
+    """This version's dagster.yaml for `folder` in place of `text` when kavi wrote `text` (any version, any folder,
+    its queue limits kept); None when a person wrote or edited it (left alone)."""
+    if text in _OLDER:
+        return dagster_yaml(folder)
     shape = _template(text)
-    if shape == _OLD_STORAGE_TEMPLATE:
-        return dagster_yaml()
+    if shape == _TEMPLATE:
+        return dagster_yaml(folder)
     runs = re.search(r"max_concurrent_runs: (\d+)\n", text)
     if runs is None:
         return None
     limit_m = re.search(r"\n        limit: (\d+)\n", text)
     max_runs, limit = int(runs.group(1)), int(limit_m.group(1)) if limit_m else None
-    for base in (DAGSTER_YAML, _OLD_STORAGE_TEMPLATE, _OLD_LAUNCHER_DAGSTER_YAML):
+    # This version's text, or one before the storage or the run launcher was added (rewritten with them).
+    for base in (_TEMPLATE, _LAUNCHER_DAGSTER_YAML, _LOGGED_DAGSTER_YAML):
         if shape == _render(base, max_runs, limit):
-            return render_dagster_yaml(max_runs, limit)
+            return render_dagster_yaml(folder, max_runs, limit)
     return None
 
 
-def kavi_wrote(text: str) -> bool:
-    """True when kavi wrote this dagster.yaml (any version); False for a file a person wrote or edited."""
-    return _rewritten(text) is not None
-
-
-PREFORK_LAUNCHER = {"module": "kavi_assets.launcher", "class": "PreforkRunLauncher"}
-BATCH_FOLDER = "batch"
-
-
-def batch_dagster_yaml(dagster_home: Path, max_runs: int, endpoint_limit: int | None, prefork: bool
-                       ) -> tuple[str, bool]:
-    """The dagster.yaml of a batch's own instance (DAGSTER_HOME/batch): the home's storage, compute logs and
-    artifacts (so the UI shows the batch's runs), the batch's queue limits and, with `prefork`, the forge's run
-    launcher. A home file a person edited keeps its own queue, launcher and storage: returns (text, False) then."""
+def configure_queue(dagster_home: Path, max_runs: int, endpoint_limit: int | None) -> bool:
+    """Write the queue's limits into DAGSTER_HOME/dagster.yaml (whole or not at all); False when a person's own
+    file is there (left alone: its limits hold)."""
     cfg = dagster_home / "dagster.yaml"
-    text = cfg.read_text(encoding="utf-8") if cfg.exists() else DAGSTER_YAML
-    ours = kavi_wrote(text)
-    config: dict[str, Any] = yaml.safe_load(render_dagster_yaml(max_runs, endpoint_limit) if ours else text) or {}
-    home = str(dagster_home.resolve())
-    config.setdefault("storage", {"sqlite": {"base_dir": home}})
-    config.setdefault("local_artifact_storage", {"module": "dagster.core.storage.root", "class": "LocalArtifactStorage",
-                                                 "config": {"base_dir": home}})
-    config.setdefault("compute_logs", {"module": "dagster.core.storage.local_compute_log_manager",
-                                       "class": "LocalComputeLogManager",
-                                       "config": {"base_dir": str(Path(home) / "storage")}})
-    if prefork and "run_launcher" not in config:
-        config["run_launcher"] = dict(PREFORK_LAUNCHER)
-    head = "# Written by kavi for the daemon of a batch: the home's storage, the batch's queue limits and launcher.\n"
-    return head + yaml.safe_dump(config, sort_keys=False), ours
-
-
-def configure_batch(dagster_home: Path, max_runs: int, endpoint_limit: int | None, prefork: bool = True
-                    ) -> tuple[Path, bool]:
-    """Write the batch instance's dagster.yaml (whole); returns its folder, and False when the home's file was
-    edited by a person (its own limits apply, not the batch's)."""
-    folder = dagster_home / BATCH_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    text, ours = batch_dagster_yaml(dagster_home, max_runs, endpoint_limit, prefork)
-    cfg = folder / "dagster.yaml"
-    if not cfg.exists() or cfg.read_text(encoding="utf-8") != text:
-        _write_whole(cfg, text)
-    return folder, ours
+    if cfg.exists() and _rewritten(cfg.read_text(encoding="utf-8"), dagster_home) is None:
+        return False
+    _write_whole(cfg, render_dagster_yaml(dagster_home, max_runs, endpoint_limit))
+    return True
 
 
 def instance() -> Any:

@@ -1,20 +1,27 @@
 """Many forge runs at once on one machine, through Dagster's own queue.
 
-`kavi forge --all` and `kavi demo --concurrency N` write a batch request into the home (kavi/forge/batch.py); the
-batch sensor (sensors/batch.py) turns it into queued runs, one per proposal, and the QueuedRunCoordinator launches
-them when a slot is free: at most `max_concurrent_runs` at once and at most the endpoint limit per `kavi/endpoint`
-tag. Unless a daemon already beats for this DAGSTER_HOME, the command starts a `dagster-daemon` for its own
-duration on the batch's own instance (DAGSTER_HOME/batch: the home's storage, the batch's limits and, unless asked
-otherwise, the forge's prefork run launcher, kavi_assets/launcher.py) and stops its process group by pid at the end.
+`kavi forge --all` and `kavi demo --concurrency N` create their runs in DAGSTER_HOME and submit them to the
+QueuedRunCoordinator, which holds them QUEUED. Something must dequeue them: a `dagster-daemon` this command starts
+for its own duration (its process group is stopped by pid when the command ends), unless a daemon already beats
+for this DAGSTER_HOME. The daemon's queued-run coordinator launches each run when a slot is free — at most
+`max_concurrent_runs` at once and at most the endpoint limit per `kavi/endpoint` tag, so a provider's rate limit
+holds — through the run launcher of dagster.yaml (kavi_assets/launcher), which forks each run's worker from a host
+that has imported the forge once.
 
-The daemon's workspace is the forge without its other sensors (kavi_assets/queue_definitions.py). Each run takes its
-proposal's attempt lock itself (resources/attempt_lock.py); the batch's ledger transactions go through one ledger
-host (kavi/ledger/host.py), DuckDB's single writer. `kavi forge NAME` stays in process.
+Why the daemon and not threads in this process: the queue, its limits, run monitoring and the UI's view of queued
+runs are Dagster's and already configured in dagster.yaml; a run in its own process also keeps one run's crash or
+memory from another's. The price is a process per run (a fork of the run host) and the daemon's start (a few
+seconds): `kavi forge NAME` stays in process, as before.
+
+The daemon loads no code location (see _workspace_file) and runs no sensor or schedule, so it executes the runs
+queued and nothing else; the runs' origin is kavi_assets.queue_definitions (the forge without sensors). Each run
+takes its proposal's attempt lock itself (resources/attempt_lock.py); the batch's ledger transactions go through one
+ledger host (kavi/ledger/host.py), DuckDB's single writer.
 """
 
 import contextlib
+import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,19 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kavi.forge.batch import (
-    BATCH_TAG,
-    ENDPOINT_TAG,
-    ROUTING_AS_OF_TAG,
-    BatchItem,
-    BatchRequest,
-    batch_request_path,
-    batch_stamp,
-    endpoint_tag,
-    write_batch_request,
-)
+from kavi.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
 from kavi.home import KaviHome
 from kavi.settings import (
     ENDPOINT_CONCURRENCY_ENV,
@@ -45,30 +40,28 @@ from kavi.settings import (
     ConfigError,
     concurrency_setting,
 )
-from kavi_assets.cli.dagster_env import RunOutcome, configure_batch, instance, step_failures
+from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
+from kavi_assets.launcher.host import HANDED_ENV, PRESTART_ENV
 
 LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
 QUEUE_MODULE = "kavi_assets.queue_definitions"
+DAEMON_START_S = 120.0
 RUN_WAIT_S = 6 * 3600.0
-STALL_S = 120.0  # how long a batch may wait for its first run to be queued, or to leave the queue
+STALL_S = 120.0  # with someone else's daemon: how long the batch may sit in the queue untouched
 _POLL_S = 0.5  # each poll reads every pending run's record: a batch of hundreds is polled twice a second
 _FINISHED = ("SUCCESS", "FAILURE", "CANCELED")
 _LAST_POLL_S = 0.2
-LAUNCHERS = ("prefork", "dagster")
-BATCH_LAUNCHER_ENV = "KAVI_BATCH_LAUNCHER"
 
 
 @dataclass(frozen=True)
 class QueueSettings:
     max_runs: int
     endpoint_limit: int | None
-    launcher: str = "prefork"  # the batch's run launcher: "prefork" (kavi_assets/launcher.py) or "dagster"
 
 
 def queue_settings(concurrency: int | None, environ: Any = None) -> QueueSettings:
     """`--concurrency N` or KAVI_MAX_CONCURRENT_RUNS (default 2, at most 64); KAVI_ENDPOINT_CONCURRENCY bounds the
-    runs per model endpoint (unset: no limit beyond max_concurrent_runs); KAVI_BATCH_LAUNCHER picks the batch's run
-    launcher (`prefork`, the default, or `dagster`: Dagster's default launcher)."""
+    runs per model endpoint (unset: no limit beyond max_concurrent_runs)."""
     env = os.environ if environ is None else environ
     if concurrency is not None:
         max_runs = concurrency_setting({MAX_CONCURRENT_RUNS_ENV: str(concurrency)}, MAX_CONCURRENT_RUNS_ENV, 2)
@@ -77,10 +70,7 @@ def queue_settings(concurrency: int | None, environ: Any = None) -> QueueSetting
     limit = None
     if str(env.get(ENDPOINT_CONCURRENCY_ENV) or "").strip():
         limit = concurrency_setting(env, ENDPOINT_CONCURRENCY_ENV, max_runs)
-    launcher = str(env.get(BATCH_LAUNCHER_ENV) or "prefork").strip().lower()
-    if launcher not in LAUNCHERS:
-        raise ConfigError(f"{BATCH_LAUNCHER_ENV}={launcher!r}: expected one of {', '.join(LAUNCHERS)}")
-    return QueueSettings(max_runs, limit, launcher)
+    return QueueSettings(max_runs, limit)
 
 
 def _reset_signals() -> None:
@@ -101,12 +91,14 @@ def _daemon_running(inst: Any, within_s: float = 30.0) -> bool:
 
 
 def _workspace_file(dagster_home: Path) -> Path:
-    """The workspace of the daemon a batch starts: the forge's location without its other sensors, under the full
-    location's name (the runs read as the forge's in the UI)."""
+    """The workspace of the daemon a batch starts: no code location. Its queue launches every run of the batch
+    through the run launcher of dagster.yaml (kavi_assets/launcher), which forks the run worker from its run host, or
+    starts `dagster api execute_run` itself, and never asks a code server; the daemon runs no sensor or schedule. A
+    code server would only import the forge once more while the batch starts: measured 2 CPU-s, and the first run
+    started ~1.5 s later (benchmarks/forge_parallel.py)."""
     path = dagster_home / "kavi-queue-workspace.yaml"
-    text = ("# Written by kavi for the daemon `kavi forge --all` starts: the forge with only its batch sensor.\n"
-            + yaml.safe_dump({"load_from": [{"python_module": {"module_name": QUEUE_MODULE,
-                                                               "location_name": LOCATION_NAME}}]}, sort_keys=False))
+    text = ("# Written by kavi for the daemon `kavi forge --all` starts: no code location, as its run launcher needs\n"
+            "# none (kavi_assets/launcher/prefork.py).\nload_from: []\n")
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -114,21 +106,11 @@ def _workspace_file(dagster_home: Path) -> Path:
     return path
 
 
-def daemon_command() -> list[str]:
-    """Dagster's `dagster-daemon` console script of this environment."""
-    beside = Path(sys.executable).with_name("dagster-daemon")
-    found = str(beside) if beside.exists() else shutil.which("dagster-daemon")
-    if not found:
-        raise ConfigError("dagster-daemon is not installed beside this Python: reinstall kavi-forge "
-                          "(it depends on dagster)")
-    return [found]
-
-
 @contextmanager
-def queue_daemon(dagster_home: Path, settings: QueueSettings, ledger: Path | None = None) -> Iterator[int | None]:
+def queue_daemon(dagster_home: Path, ledger: Path | None = None) -> Iterator[int | None]:
     """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home; with
     `ledger`, the batch's runs write through one ledger host (kavi/ledger/host.py)."""
-    with batch_ledger_host(ledger) as host, _queue_daemon(dagster_home, settings) as pid:
+    with batch_ledger_host(ledger) as host, _queue_daemon(dagster_home) as pid:
         yield pid
         if host is not None:
             # Every run of the block has ended: the ledger host's shutdown (its last checkpoint) overlaps the
@@ -151,43 +133,65 @@ def batch_ledger_host(ledger: Path | None) -> Iterator[int | None]:
         yield pid
 
 
-def note_hand_edited(dagster_home: Path) -> None:
-    from kavi_assets.cli.console import make_console
-
-    make_console(stderr=True).print(f"note: {dagster_home / 'dagster.yaml'} was edited by hand: its run limits "
-                                    "apply, not --concurrency", highlight=False, markup=False)
-
-
 @contextmanager
-def _queue_daemon(dagster_home: Path, settings: QueueSettings) -> Iterator[int | None]:
+def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
     inst = instance()
     if _daemon_running(inst):
         yield None
         return
-    folder, ours = configure_batch(dagster_home, settings.max_runs, settings.endpoint_limit,
-                                   prefork=settings.launcher == "prefork")
-    if not ours:
-        note_hand_edited(dagster_home)
     logs = dagster_home / "logs"
     logs.mkdir(exist_ok=True)
     with shared_recorded_model() as env:
-        env["DAGSTER_HOME"] = str(folder)
+        env[PRESTART_ENV] = "1"  # this daemon launches a batch now: its run host imports while the daemon starts
         log = (logs / "kavi-queue-daemon.log").open("ab")
+        host, handed = _start_run_host(env, dagster_home, log)
         try:
-            proc = subprocess.Popen([*daemon_command(), "run", "-w", str(_workspace_file(dagster_home)),
-                                     "--log-level", "warning"],
+            # Dagster's dagster-daemon command, with a quicker exit (kavi_assets/launcher/daemon.py).
+            proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher.daemon", "run", "-w",
+                                     str(_workspace_file(dagster_home)), "--log-level", "warning"],
                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
-                                    start_new_session=True, preexec_fn=_reset_signals, env=env)
+                                    start_new_session=True, preexec_fn=_reset_signals, env=env, pass_fds=handed)
         except BaseException:
+            if host is not None:
+                _stop(host)
             log.close()
             raise
+        finally:
+            for fd in handed:
+                os.close(fd)  # the daemon holds it now: when the daemon ends, the host's socket closes
         try:
             yield proc.pid
         finally:
             _stop(proc)
+            if host is not None:
+                _stop(host)  # it ended with the daemon's end of its socket; its group (any run still alive) too
             log.close()
             # Its last heartbeat would pass for a live daemon for 30 s, and the next command would wait for it.
             inst.wipe_daemon_heartbeats()
+
+
+def _start_run_host(env: dict[str, str], dagster_home: Path, log: Any
+                    ) -> tuple["subprocess.Popen[bytes] | None", tuple[int, ...]]:
+    """The run host the daemon's launcher would start (kavi_assets/launcher/host.py), started now, before the
+    daemon: its imports (Dagster, the forge) overlap the daemon's instead of following them, and the batch's first
+    runs start that much sooner. Its socket's other end goes to the daemon (pass_fds, named in HANDED_ENV), whose
+    launcher takes it as its host. Started in a session of its own (the runs it forks join it); stopped with the
+    daemon. Where it cannot start, the daemon's launcher starts one itself, as without this."""
+    import socket
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        host = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher", "--fd", str(theirs.fileno())],
+                                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, cwd=dagster_home, start_new_session=True, env=env)
+    except OSError:
+        ours.close()
+        return None, ()
+    finally:
+        theirs.close()
+    fd = ours.detach()
+    env[HANDED_ENV] = f"{fd}:{host.pid}:{os.getpid()}"
+    return host, (fd,)
 
 
 @contextmanager
@@ -195,9 +199,9 @@ def shared_recorded_model() -> Iterator[dict[str, str]]:
     """The environment for the daemon (and so every run worker it launches): with no live endpoint configured, one
     recorded-model server on loopback for the whole batch, named in KAVI_RECORDED_BASE_URL and stopped at the end.
 
-    Without it each run worker would start its own server and load every cassette. The workers still label it the
-    recorded model (resources/llm.py asks its /health); the replayed latency (KAVI_RECORDED_LATENCY_S) is read
-    here, from the same environment the workers get."""
+    Without it each run worker starts its own server and loads every cassette (measured: most of a queued run's
+    CPU beyond a run in process). The workers still label it the recorded model (resources/llm.py asks its /health);
+    the replayed latency (KAVI_RECORDED_LATENCY_S) is read here, from the same environment the workers get."""
     from kavi.llm.client import settings_from_env
     from kavi.llm.recorded import SHARED_URL_ENV, RecordedModelServer
 
@@ -214,7 +218,7 @@ def shared_recorded_model() -> Iterator[dict[str, str]]:
 
 
 def _stop(proc: "subprocess.Popen[bytes]") -> None:
-    """SIGTERM to the daemon's process group (its code server, run host and run workers), then SIGKILL."""
+    """SIGTERM to the daemon's process group (it started its code server and run workers in it), then SIGKILL."""
     if proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -227,73 +231,98 @@ def _stop(proc: "subprocess.Popen[bytes]") -> None:
         proc.wait(10)
 
 
+class RunSubmitter:
+    """Creates forge runs for the queue from this process: the location is loaded in process under the forge's
+    location name (the name a `dagster dev` workspace gives it), its runs' origin the queue module."""
+
+    def __init__(self) -> None:
+        from dagster._core.remote_origin import InProcessCodeLocationOrigin
+        from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+        from dagster._core.workspace.context import WorkspaceProcessContext
+        from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
+
+        self.instance = instance()
+        origin = InProcessCodeLocationOrigin(
+            loadable_target_origin=LoadableTargetOrigin(executable_path=sys.executable, module_name=QUEUE_MODULE),
+            location_name=LOCATION_NAME)
+        self._process = WorkspaceProcessContext(self.instance, InProcessWorkspaceLoadTarget(origin))
+        self.workspace = self._process.create_request_context()
+        self.location = self.workspace.get_code_location(LOCATION_NAME)
+        self.repo = next(iter(self.location.get_repositories().values()))
+        self._plans: dict[tuple[str, str], Any] = {}
+
+    def close(self) -> None:
+        self._process.__exit__(None, None, None)
+
+    def submit(self, job_name: str, partition_key: str | None, tags: dict[str, str]) -> str:
+        from dagster._core.definitions.selector import JobSubsetSelector
+
+        remote_job = self.location.get_job(JobSubsetSelector(location_name=LOCATION_NAME,
+                                                             repository_name=self.repo.name, job_name=job_name,
+                                                             op_selection=None))
+        all_tags = {**remote_job.tags, **tags}
+        if partition_key is not None:
+            all_tags["dagster/partition"] = partition_key
+        run_config = {"loggers": {"console": {"config": {"log_level": os.environ.get("KAVI_DAGSTER_LOG",
+                                                                                      "CRITICAL")}}}}
+        # One plan per job: the forge job's plan does not depend on the partition (a batch of 50 built it 50 times).
+        key = (job_name, json.dumps(run_config, sort_keys=True))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self.location.get_execution_plan(
+                remote_job, run_config, step_keys_to_execute=None, known_state=None, instance=self.instance)
+        run = self.instance.create_run(
+            job_name=job_name, run_id=None, run_config=run_config, status=None, tags=all_tags, root_run_id=None,
+            parent_run_id=None, step_keys_to_execute=plan.execution_plan_snapshot.step_keys_to_execute,
+            execution_plan_snapshot=plan.execution_plan_snapshot, job_snapshot=remote_job.job_snapshot,
+            parent_job_snapshot=remote_job.parent_job_snapshot, asset_selection=None, asset_check_selection=None,
+            resolved_op_selection=None, op_selection=None, remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=remote_job.get_python_origin(), asset_graph=self.repo.asset_graph)
+        self.instance.submit_run(run.run_id, self.workspace)
+        return str(run.run_id)
+
+
 class QueueStalled(ConfigError):
     """No daemon took the queued runs (the daemon that seemed to run for this DAGSTER_HOME is gone)."""
 
 
-def run_outcome(inst: Any, run: Any) -> RunOutcome:
-    """A finished run's outcome: its failed steps and the errors that are not a gate's blocking check."""
+def wait_for_runs(inst: Any, run_ids: Sequence[str], timeout_s: float = RUN_WAIT_S, on_done: Any = None,
+                  stall_s: float | None = None) -> dict[str, RunOutcome]:
+    """Poll the run storage until every run finished; `on_done(run_id, outcome)` as each one does. With `stall_s`,
+    give up (QueueStalled) when none of the runs has left the queue by then."""
     import dagster as dg
 
-    failures = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
-    failed, errors = step_failures([e.dagster_event for e in failures if e.dagster_event is not None])
-    if run.status.value != "SUCCESS" and not failed:
-        # The run failed before any step did (launch, worker start, a killed worker): say what Dagster said.
-        ends = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
-        why = (ends[-1].dagster_event.message if ends and ends[-1].dagster_event else None) or "no step ran"
-        errors.append(f"run {run.run_id[:8]} {run.status.value.lower()}: {str(why)[:300]}")
-    return RunOutcome(run.run_id, run.status.value == "SUCCESS", failed, errors)
-
-
-def wait_for_batch(inst: Any, request: BatchRequest, request_path: Path, timeout_s: float = RUN_WAIT_S,
-                   on_done: Any = None, stall_s: float = STALL_S, own_daemon: bool = True) -> dict[str, RunOutcome]:
-    """Poll the run storage until the batch's runs (run tag kavi/batch) have all finished; `on_done(name, outcome)`
-    as each one does. The request file goes once every run exists. QueueStalled when the runs are not queued within
-    `stall_s`, or (with someone else's daemon) none of them has left the queue by then."""
-    import dagster as dg
-
-    names = {it.name for it in request.items}
-    run_of: dict[str, str] = {}
+    pending = set(run_ids)
     done: dict[str, RunOutcome] = {}
-    deadline = time.monotonic() + timeout_s
-    progress = time.monotonic()  # the last time a run was queued, left the queue or finished
-    left_queue: set[str] = set()
-    while len(done) < len(names):
-        before = (len(run_of), len(left_queue), len(done))
-        for record in inst.get_run_records(filters=dg.RunsFilter(tags={BATCH_TAG: request.batch_id})):
+    started = time.monotonic()
+    deadline = started + timeout_s
+    moved = False
+    while pending:
+        for record in inst.get_run_records(filters=dg.RunsFilter(run_ids=list(pending))):
             run = record.dagster_run
-            name = run.tags.get("dagster/partition")
-            if name not in names or run_of.setdefault(name, run.run_id) != run.run_id:
+            moved = moved or run.status.value != "QUEUED"
+            if run.status.value not in _FINISHED:
                 continue
-            if run.status.value != "QUEUED":
-                left_queue.add(name)
-            if name in done or run.status.value not in _FINISHED:
-                continue
-            done[name] = run_outcome(inst, run)
+            failures = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+            failed, errors = step_failures([e.dagster_event for e in failures if e.dagster_event is not None])
+            if run.status.value != "SUCCESS" and not failed:
+                # The run failed before any step did (launch, worker start, a killed worker): say what Dagster said.
+                ends = inst.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
+                why = (ends[-1].dagster_event.message if ends and ends[-1].dagster_event else None) or "no step ran"
+                errors.append(f"run {run.run_id[:8]} {run.status.value.lower()}: {str(why)[:300]}")
+            done[run.run_id] = RunOutcome(run.run_id, run.status.value == "SUCCESS", failed, errors)
+            pending.discard(run.run_id)
             if on_done is not None:
-                on_done(name, done[name])
-        if len(run_of) == len(names):
-            with contextlib.suppress(OSError):
-                request_path.unlink()  # every run exists: the sensor has nothing left to queue for this batch
-        if len(done) == len(names):
-            break
-        now = time.monotonic()
-        if (len(run_of), len(left_queue), len(done)) != before:
-            progress = now
-        # Stalled: runs still to be queued and none queued for `stall_s`; or, with someone else's daemon, none of
-        # the runs has left the queue by then (with our own daemon a full queue may wait longer).
-        waiting_for_sensor = len(run_of) < len(names)
-        if now - progress > stall_s and (waiting_for_sensor or (not own_daemon and not left_queue)):
-            where = os.environ.get("DAGSTER_HOME", "")
-            what = (f"the batch sensor queued {len(run_of)} of {len(names)} run(s)" if waiting_for_sensor
-                    else f"no daemon took the {len(names)} queued run(s)")
-            raise QueueStalled(f"{what} within {stall_s:.0f}s: is the dagster-daemon of DAGSTER_HOME={where} "
-                               "running, with the batch_requests sensor on? Its log: "
-                               f"{Path(where) / 'logs' / 'kavi-queue-daemon.log'} (the batch was cancelled)")
-        if now > deadline:
-            raise TimeoutError(f"{len(names) - len(done)} queued run(s) did not finish within {timeout_s:.0f}s")
-        # The last runs of a batch are polled more often: the command ends sooner after them.
-        time.sleep(_POLL_S if len(names) - len(done) > 16 else _LAST_POLL_S)
+                on_done(run.run_id, done[run.run_id])
+        if pending:
+            if stall_s is not None and not moved and time.monotonic() - started > stall_s:
+                raise QueueStalled(f"no daemon took the {len(pending)} queued run(s) within {stall_s:.0f}s: is the "
+                                   f"dagster-daemon of DAGSTER_HOME={os.environ.get('DAGSTER_HOME', '')} running? "
+                                   "(the runs were cancelled)")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} queued run(s) did not finish within {timeout_s:.0f}s")
+            # The last runs of a batch are polled more often: the command ends sooner after them.
+            time.sleep(_POLL_S if len(pending) > 16 else _LAST_POLL_S)
     return done
 
 
@@ -301,7 +330,6 @@ def wait_for_batch(inst: Any, request: BatchRequest, request_path: Path, timeout
 class QueuedForge:
     name: str
     tags: dict[str, str]
-    run_key: str | None = None
 
 
 def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSettings,
@@ -318,7 +346,12 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     if len(set(names)) != len(names):
         raise ConfigError("a proposal can be queued once per batch (one attempt at a time)")
     dagster_home = ensure_dagster_home(h)
-    os.environ["KAVI_HOME"] = str(h.root)  # the daemon's code server and run workers take the home from it
+    os.environ["KAVI_HOME"] = str(h.root)  # the run workers' SkillsHomeResource reads it
+    if not configure_queue(dagster_home, settings.max_runs, settings.endpoint_limit):
+        from kavi_assets.cli.console import make_console
+
+        make_console(stderr=True).print(f"note: {dagster_home / 'dagster.yaml'} was edited by hand: its run "
+                                        "limits apply, not --concurrency", highlight=False, markup=False)
     records = open_records(h)
     known = {row["name"] for row in records.list_status()}  # one read, not one per proposal
     for name in names:
@@ -327,30 +360,37 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     sweep_before_launch(h)
     # The batch's runs route on the outcomes recorded before it: its verdicts do not depend on finishing order.
     batch = {ENDPOINT_TAG: endpoint_tag(), ROUTING_AS_OF_TAG: batch_stamp()}
-    # The daemon (and its code server) start first: their imports overlap the partitions this process adds.
-    with queue_daemon(dagster_home, settings, h.ledger_path) if start_daemon else nullcontext(0) as pid:
-        add_partitions(names)
-        request = write_batch_request(h.batches_dir, [BatchItem(it.name, {**batch, **it.tags}, it.run_key)
-                                                      for it in items])
-        path = batch_request_path(h.batches_dir, request.batch_id)
-        outs: dict[str, dict[str, Any]] = {}
-
-        def done(name: str, outcome: RunOutcome) -> None:
-            if on_done is not None:
-                on_done(name, outcome)
-            # Read as each run ends, while the batch's ledger host serves the file (the command ends sooner after
-            # its last run); one that cannot be read now is read, and says why, at the end.
-            with contextlib.suppress(Exception):
-                outs[name] = forge_outcome(h, records, name, outcome, refresh_registry=False)
-
+    by_run: dict[str, str] = {}
+    # The daemon (and its code server and run host) start first: their imports overlap the partitions and runs
+    # this process creates.
+    with queue_daemon(dagster_home, h.ledger_path) if start_daemon else nullcontext(0) as pid:
         try:
-            finished = wait_for_batch(instance(), request, path, on_done=done, own_daemon=pid is not None)
+            add_partitions(names)
+            submitter = RunSubmitter()
+            try:
+                for it in items:
+                    run_id = submitter.submit("forge", it.name, {**batch, **it.tags})
+                    by_run[run_id] = it.name
+            finally:
+                submitter.close()
+            outs: dict[str, dict[str, Any]] = {}
+
+            def done(run_id: str, outcome: RunOutcome) -> None:
+                if on_done is not None:
+                    on_done(run_id, outcome)
+                # Read as each run ends, while the batch's ledger host serves the file (the command ends sooner
+                # after its last run); one that cannot be read now is read, and says why, at the end.
+                with contextlib.suppress(Exception):
+                    outs[by_run[run_id]] = forge_outcome(h, records, by_run[run_id], outcome, refresh_registry=False)
+
+            finished = wait_for_runs(instance(), list(by_run), on_done=done,
+                                     stall_s=STALL_S if pid is None else None)
         except BaseException:
-            _cancel_batch(request.batch_id, path)  # interrupted: what has not started does not start later, unasked
+            _cancel_queued(list(by_run))  # interrupted: what has not started does not start later, unasked
             raise
-        for name, run in finished.items():
-            if name not in outs:
-                outs[name] = forge_outcome(h, records, name, run, refresh_registry=False)
+        for rid, run in finished.items():
+            if by_run[rid] not in outs:
+                outs[by_run[rid]] = forge_outcome(h, records, by_run[rid], run, refresh_registry=False)
         if any(o["status"] == "TRUSTED" for o in outs.values()):
             # Once for the batch: the registry file is current when the command returns.
             from kavi.promotion.registry import refresh_registry_file
@@ -359,13 +399,11 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     return [outs[n] for n in names]
 
 
-def _cancel_batch(batch_id: str, request_path: Path) -> None:
+def _cancel_queued(run_ids: Sequence[str]) -> None:
     import dagster as dg
 
-    with contextlib.suppress(OSError):
-        request_path.unlink()
     inst = instance()
-    for record in inst.get_run_records(filters=dg.RunsFilter(tags={BATCH_TAG: batch_id})):
+    for record in inst.get_run_records(filters=dg.RunsFilter(run_ids=list(run_ids))):
         if record.dagster_run.status.value == "QUEUED":
             inst.run_coordinator.cancel_run(record.dagster_run.run_id)
 

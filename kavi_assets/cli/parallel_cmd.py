@@ -64,14 +64,15 @@ def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_
     """`kavi demo --concurrency N`: first attempts as one batch through the queue, then each round of the retry
     sensor's requests as one batch; lines printed as the sequential demo prints them. Returns crashed steps."""
     from kavi.lifecycle import ProposalStatus
-    from kavi_assets.cli.dagster_env import ensure_dagster_home
+    from kavi_assets.cli.dagster_env import configure_queue, ensure_dagster_home
     from kavi_assets.cli.parallel import QueuedForge, forge_queued, queue_daemon, queue_settings
     from kavi_assets.cli.retry_sensor import retry_requests
 
     settings = queue_settings(concurrency)
     crashed = 0
     dagster_home = ensure_dagster_home(h)
-    with queue_daemon(dagster_home, settings, h.ledger_path):
+    configure_queue(dagster_home, settings.max_runs, settings.endpoint_limit)  # read once, as the daemon starts
+    with queue_daemon(dagster_home, h.ledger_path):
         first = [QueuedForge(n, {"kavi/trigger": "demo"}) for n in names
                  if ctx.records.require_proposal(n).status is ProposalStatus.PROPOSED]
         for o in forge_queued(h, first, settings, start_daemon=False) if first else []:
@@ -81,7 +82,8 @@ def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_
             requests, cursor = retry_requests(home_res, gates_res, cursor)
             if not requests:
                 break
-            items = [QueuedForge(str(r.partition_key), dict(r.tags), r.run_key) for r in requests]
+            items = [QueuedForge(str(r.partition_key), {**r.tags, "dagster/run_key": r.run_key or ""})
+                     for r in requests]
             for o, r in zip(forge_queued(h, items, settings, start_daemon=False), requests, strict=True):
                 crashed += _line(o, f"   [dim]requested by the retry sensor ({r.run_key})[/]", console)
     return crashed

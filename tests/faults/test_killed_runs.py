@@ -82,10 +82,10 @@ def test_the_dagster_yaml_kavi_writes_turns_run_monitoring_on(tmp_path: Path, ka
         assert inst.run_monitoring_enabled
         assert inst.run_monitoring_max_runtime_seconds > 0
     # The file an earlier kavi wrote (no monitoring) is brought up to date; a person's own file is left alone.
-    old = dagster_yaml().split("run_monitoring:")[0]
+    old = dagster_yaml(path).split("run_monitoring:")[0]
     (path / "dagster.yaml").write_text(old)
     ensure_dagster_home(kavi_home)
-    assert (path / "dagster.yaml").read_text() == dagster_yaml()
+    assert (path / "dagster.yaml").read_text() == dagster_yaml(path)
     (path / "dagster.yaml").write_text(old + "# mine\n")
     ensure_dagster_home(kavi_home)
     assert (path / "dagster.yaml").read_text() == old + "# mine\n"

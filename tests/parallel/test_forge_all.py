@@ -12,7 +12,7 @@ import pytest
 
 from kavi.home import KaviHome
 from kavi.settings import ConfigError, KaviSettings
-from kavi_assets.cli.dagster_env import configure_batch, dagster_yaml, render_dagster_yaml
+from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
@@ -57,30 +57,22 @@ def test_queue_settings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
                                                    "KAVI_LLM_MODELS": "m"})) == "api.example.org:8443"
 
 
-def test_a_batch_gets_its_limits_unless_a_person_wrote_the_homes_file(tmp_path: Path) -> None:
+def test_dagster_yaml_gets_the_limits_unless_a_person_wrote_it(tmp_path: Path) -> None:
+    (tmp_path / "dagster.yaml").write_text(dagster_yaml(tmp_path))  # what `kavi` writes first: taken as kavi's own
+    assert configure_queue(tmp_path, 8, 3)
+    text = (tmp_path / "dagster.yaml").read_text()
+    assert "max_concurrent_runs: 8\n" in text and "key: kavi/endpoint" in text and "limit: 3\n" in text
     import yaml
 
-    (tmp_path / "dagster.yaml").write_text(dagster_yaml())  # what `kavi` writes first: taken as kavi's own
-    folder, ours = configure_batch(tmp_path, 8, 3)
-    assert ours
-    coordinator = yaml.safe_load((folder / "dagster.yaml").read_text())["run_coordinator"]["config"]
+    coordinator = yaml.safe_load(text)["run_coordinator"]["config"]
     assert coordinator["max_concurrent_runs"] == 8 and coordinator["dequeue_interval_seconds"] == 1
     assert coordinator["tag_concurrency_limits"] == [
         {"key": "kavi/endpoint", "value": {"applyLimitPerUniqueValue": True}, "limit": 3}]
-    assert (tmp_path / "dagster.yaml").read_text() == dagster_yaml()  # the home's own file is not touched
-    (tmp_path / "dagster.yaml").write_text(render_dagster_yaml(4, None) + "# mine\n")
-    _, ours = configure_batch(tmp_path, 8, None)
-    assert not ours
-    coordinator = yaml.safe_load((folder / "dagster.yaml").read_text())["run_coordinator"]["config"]
-    assert coordinator["max_concurrent_runs"] == 4
+    assert configure_queue(tmp_path, 4, None)  # kavi's own file: rewritten
+    assert (tmp_path / "dagster.yaml").read_text() == render_dagster_yaml(tmp_path, 4, None)
+    (tmp_path / "dagster.yaml").write_text(render_dagster_yaml(tmp_path, 4, None) + "# mine\n")
+    assert not configure_queue(tmp_path, 8, None)
     assert (tmp_path / "dagster.yaml").read_text().endswith("# mine\n")
-
-
-def test_the_batch_launcher_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert queue_settings(None, {}).launcher == "prefork"
-    assert queue_settings(None, {"KAVI_BATCH_LAUNCHER": "dagster"}).launcher == "dagster"
-    with pytest.raises(ConfigError, match="KAVI_BATCH_LAUNCHER"):
-        queue_settings(None, {"KAVI_BATCH_LAUNCHER": "fork-bomb"})
 
 
 def test_forge_usage_errors(tmp_path: Path) -> None:
@@ -143,65 +135,26 @@ def test_four_concurrent_runs_match_a_sequential_forge(tmp_path: Path) -> None:
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
-def test_the_batch_sensor_queues_each_request_once_per_proposal(kavi_home: KaviHome) -> None:
-    """A request file becomes one run request per proposal, with the batch's tags, a run key (so a request read
-    twice queues nothing twice) and the missing partitions; a malformed request is skipped with its reason."""
+def test_a_batch_nobody_dequeues_is_reported_and_cancelled(kavi_home: object, tmp_path: Path) -> None:
+    """With no daemon taking the runs, the command says so (one line, exit 2) instead of waiting for hours, and the
+    runs it queued are cancelled rather than left for some later daemon to start."""
     import dagster as dg
 
-    from kavi.forge.batch import BATCH_TAG, BatchItem, write_batch_request
-    from resources.home import SkillsHomeResource
-    from sensors.batch import batch_requests
+    from kavi_assets.cli.dagster_env import add_partition, instance
+    from kavi_assets.cli.parallel import QueueStalled, RunSubmitter, _cancel_queued, wait_for_runs
 
-    request = write_batch_request(kavi_home.batches_dir, [BatchItem("word_count", {"kavi/trigger": "test"}),
-                                                          BatchItem("slugify_title", {}, "retry:slugify_title:2")])
-    (kavi_home.batches_dir / "20260101T000000-000000000000.json").write_text("{not json")
-    with dg.DagsterInstance.ephemeral() as inst:
-        ctx = dg.build_sensor_context(instance=inst, resources={"home": SkillsHomeResource(root=str(kavi_home.root))})
-        result = batch_requests(ctx)
-    assert isinstance(result, dg.SensorResult)
-    runs = result.run_requests or []
-    assert [(r.partition_key, r.run_key) for r in runs] == [
-        ("word_count", f"batch:{request.batch_id}:word_count"), ("slugify_title", "retry:slugify_title:2")]
-    assert all(r.tags[BATCH_TAG] == request.batch_id for r in runs)
-    assert runs[0].tags["kavi/trigger"] == "test"
-    (added,) = result.dynamic_partitions_requests or []
-    assert set(added.partition_keys) == {"word_count", "slugify_title"}
-
-
-def test_a_batch_nobody_queues_or_dequeues_is_reported_and_cancelled(kavi_home: KaviHome, tmp_path: Path) -> None:
-    """With no daemon taking the batch, the command says so (one line, exit 2) instead of waiting for hours: its
-    request is withdrawn and the runs it queued are cancelled rather than left for some later daemon to start."""
-    import dagster as dg
-
-    from kavi.forge.batch import BATCH_TAG, BatchItem, batch_request_path, write_batch_request
-    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, instance
-    from kavi_assets.cli.parallel import QueueStalled, _cancel_batch, wait_for_batch
-    from kavi_assets.queue_definitions import defs
-
-    request = write_batch_request(kavi_home.batches_dir, [BatchItem("word_count", {})])
-    path = batch_request_path(kavi_home.batches_dir, request.batch_id)
-    ensure_dagster_home(kavi_home)
-    inst = instance()
-    with pytest.raises(QueueStalled, match="the batch sensor queued 0 of 1 run"):
-        wait_for_batch(inst, request, path, stall_s=0.5)
-    # Queued (as the sensor would), but no daemon dequeues.
     add_partition("word_count")
-    from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
-    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-
-    location = InProcessCodeLocationOrigin(LoadableTargetOrigin(executable_path=sys.executable,
-                                                                module_name="kavi_assets.queue_definitions"),
-                                           location_name="kavi_assets.definitions")
-    remote = RemoteJobOrigin(RemoteRepositoryOrigin(location, "__repository__"), "forge")
-    run = inst.create_run_for_job(defs.resolve_job_def("forge"), status=dg.DagsterRunStatus.QUEUED,
-                                  remote_job_origin=remote,
-                                  tags={"dagster/partition": "word_count", BATCH_TAG: request.batch_id})
-    assert inst.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.QUEUED
+    submitter = RunSubmitter()
+    try:
+        run_id = submitter.submit("forge", "word_count", {"kavi/trigger": "test"})
+    finally:
+        submitter.close()
+    inst = instance()
+    assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.QUEUED
     with pytest.raises(QueueStalled, match="no daemon took the 1 queued run"):
-        wait_for_batch(inst, request, path, stall_s=0.5, own_daemon=False)
-    assert not path.exists()  # every run exists: the request is gone
-    _cancel_batch(request.batch_id, path)
-    assert inst.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.CANCELED
+        wait_for_runs(inst, [run_id], stall_s=0.5)
+    _cancel_queued([run_id])
+    assert inst.get_run_by_id(run_id).status == dg.DagsterRunStatus.CANCELED
 
 
 def test_a_batch_naming_an_unknown_proposal_starts_nothing(kavi_home: KaviHome, tmp_path: Path) -> None:

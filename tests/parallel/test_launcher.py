@@ -1,4 +1,4 @@
-"""The opt-in run launcher that forks each forge run worker of a batch from a preloaded host (kavi_assets/launcher.py).
+"""Issue 13: the run launcher that forks each forge run worker from a preloaded host (kavi_assets/launcher).
 
 `tests/parallel/test_forge_all.py` shows whole batches executed by forked workers; these tests pin the launcher's
 own promises: which runs it forks, its worker health check for the run monitor, termination, and a host that never
@@ -21,8 +21,8 @@ from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
 from dagster._core.storage.dagster_run import DagsterRun
 
 from kavi.process_owner import ProcessOwner
-from kavi_assets import launcher as prefork
-from kavi_assets.launcher import PreforkRunLauncher, code_stamp, forge_modules
+from kavi_assets.launcher import PreforkRunLauncher, prefork
+from kavi_assets.launcher.host import code_stamp, forge_modules
 
 
 @pytest.fixture()
@@ -150,17 +150,96 @@ def test_the_host_preloads_the_forge_forks_workers_and_restarts_on_new_code(
     assert host.proc.wait(10) == 0
 
 
-def test_the_batch_daemon_loads_the_queue_location_under_the_forges_name(tmp_path: Path) -> None:
-    """The daemon `kavi forge --all` starts loads the forge with only its batch sensor, named as the full location
-    so that the runs read as the forge's in the UI."""
+def test_a_handed_host_is_taken_only_by_the_process_it_was_meant_for(tmp_path: Path) -> None:
+    import socket
+
+    from kavi_assets.launcher.host import HANDED_ENV
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stream, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        fd = ours.fileno()
+        # Inherited by a process whose parent did not start the host (the daemon's code server): not taken.
+        assert prefork.handed_host({HANDED_ENV: f"{fd}:123:{os.getppid() + 1}"}) is None
+        for garbage in ("", "x", "1:2", f"{fd}:a:{os.getppid()}", f"-1:1:{os.getppid()}"):
+            assert prefork.handed_host({HANDED_ENV: garbage}) is None
+        # A descriptor that is not a host's socket is left open, untouched.
+        assert prefork.handed_host({HANDED_ENV: f"{stream.fileno()}:1:{os.getppid()}"}) is None
+        os.fstat(stream.fileno())
+        taken = prefork.handed_host({HANDED_ENV: f"{fd}:4321:{os.getppid()}"})
+        assert taken is not None and taken[1] == 4321 and taken[0].fileno() == fd
+        taken[0].detach()
+    finally:
+        for s in (ours, theirs, stream, other):
+            s.close()
+
+
+@pytest.mark.slow
+def test_a_host_started_by_the_command_is_handed_to_the_launcher(tmp_path: Path) -> None:
+    """`kavi forge --all` starts the run host before the daemon (kavi_assets/cli/parallel.py) and hands its socket
+    over: the launcher forks runs from it, does not reap it (its starter does), and a host of older code is
+    replaced by one of this code."""
+    from kavi_assets.cli.parallel import _start_run_host
+    from kavi_assets.launcher.host import HANDED_ENV
+
+    env = dict(os.environ)
+    with (tmp_path / "host.log").open("ab") as log:
+        started, fds = _start_run_host(env, tmp_path, log)
+    assert started is not None and fds and env[HANDED_ENV] == f"{fds[0]}:{started.pid}:{os.getpid()}"
+    assert HANDED_ENV not in os.environ
+    try:
+        # As the daemon sees it: the command is its parent.
+        handed = prefork.handed_host({HANDED_ENV: f"{fds[0]}:{started.pid}:{os.getppid()}"})
+        assert handed is not None
+        host = prefork.RunHost(handed)
+        assert host.alive and host.pid == started.pid and host.proc is None and host.stamp == code_stamp()
+        pid = host.fork("{not a run}")  # a worker that fails on its own, forked from the handed host
+        assert pid > 0 and pid != started.pid
+        host.close()  # the socket's end closes: the host exits; its starter reaps it
+        assert started.wait(30) == 0
+    finally:
+        if started.poll() is None:
+            started.kill()
+            started.wait()
+
+
+@pytest.mark.slow
+def test_a_handed_host_that_died_is_replaced_though_its_starter_has_not_reaped_it(tmp_path: Path) -> None:
+    """A handed host's exit leaves a zombie until the command reaps it at its end (a signal-0 probe still finds
+    it): the failed request is what marks it gone, so the launcher's next launch starts a host of its own."""
+    from kavi_assets.cli.parallel import _start_run_host
+    from kavi_assets.launcher.host import HANDED_ENV
+
+    env = dict(os.environ)
+    with (tmp_path / "host.log").open("ab") as log:
+        started, fds = _start_run_host(env, tmp_path, log)
+    assert started is not None and HANDED_ENV in env
+    try:
+        handed = prefork.handed_host({HANDED_ENV: f"{fds[0]}:{started.pid}:{os.getppid()}"})
+        assert handed is not None
+        host = prefork.RunHost(handed)
+        assert host.alive
+        os.kill(started.pid, signal.SIGKILL)
+        time.sleep(0.5)  # dead, not yet reaped: still there for kill(pid, 0)
+        os.kill(started.pid, 0)
+        with pytest.raises(prefork.HostUnavailable):
+            host.fork("{not a run}")
+        assert not host.alive
+        host.close()
+    finally:
+        if started.poll() is None:
+            started.kill()
+        started.wait()
+
+
+def test_the_batch_daemon_loads_no_code_location(tmp_path: Path) -> None:
+    """The daemon `kavi forge --all` starts dequeues through the launcher, which needs no code server: its workspace
+    names none, so no code server imports the forge once more while the batch starts."""
     import yaml
 
-    from kavi_assets.cli.parallel import LOCATION_NAME, QUEUE_MODULE, _workspace_file
-    from kavi_assets.queue_definitions import defs
+    from kavi_assets.cli.parallel import _workspace_file
 
-    (entry,) = yaml.safe_load(_workspace_file(tmp_path).read_text())["load_from"]
-    assert entry == {"python_module": {"module_name": QUEUE_MODULE, "location_name": LOCATION_NAME}}
-    assert [s.name for s in defs.sensors or []] == ["batch_requests"]
+    assert yaml.safe_load(_workspace_file(tmp_path).read_text())["load_from"] == []
 
 
 @pytest.mark.slow
@@ -173,22 +252,23 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
     from dagster._core.launcher.base import LaunchRunContext
 
     from kavi_assets.cli.dagster_env import dagster_yaml
-    from kavi_assets.queue_definitions import defs
+    from kavi_assets.cli.parallel import RunSubmitter
 
     dagster_home = tmp_path / "dagster"
     dagster_home.mkdir()
-    (dagster_home / "dagster.yaml").write_text(dagster_yaml())
+    (dagster_home / "dagster.yaml").write_text(dagster_yaml(dagster_home))
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     monkeypatch.setenv("KAVI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(prefork.HANDED_ENV, raising=False)
 
     def no_host(self: PreforkRunLauncher) -> prefork.RunHost:
         raise prefork.HostUnavailable("no run host in this test")
 
     monkeypatch.setattr(PreforkRunLauncher, "_running_host", no_host)
-    inst = DagsterInstance.get()
+    submitter = RunSubmitter()
     try:
-        run_id = inst.create_run_for_job(defs.resolve_job_def("forge"), tags={"dagster/partition": "not_a_proposal"},
-                                         job_code_origin=_origin("kavi_assets.queue_definitions")).run_id
+        inst = submitter.instance
+        run_id = submitter.submit("forge", "not_a_proposal", {})
         # What the queue's daemon reports before it hands a run to the launcher.
         inst.report_dagster_event(DagsterEvent(DagsterEventType.PIPELINE_STARTING.value, "forge"), run_id=run_id)
         run = inst.get_run_by_id(run_id)
@@ -196,6 +276,7 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
         ours = PreforkRunLauncher()
         ours.register_instance(inst)
         try:
+            prefork.RUN_ENDS.ended.clear()
             ours.launch_run(LaunchRunContext(dagster_run=run, workspace=None))
             run = inst.get_run_by_id(run_id)
             assert run is not None and run.tags[prefork.WORKER_TAG] == "process"
@@ -216,8 +297,21 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
             while owner.alive() and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert owner.alive() is False  # ended and reaped: no zombie left behind
+            assert prefork.RUN_ENDS.ended.wait(10)  # and its end was seen (it wakes a batch daemon's run queue)
             assert ours.check_run_worker_health(run).status == WorkerStatus.SUCCESS
         finally:
             ours.dispose()
     finally:
-        inst.dispose()
+        submitter.close()
+
+
+def test_the_host_reads_dagster_migration_scripts_before_it_forks() -> None:
+    """Every worker checks its instance's databases against Dagster's newest revision: the scripts are read once,
+    by the host, and every fork inherits them."""
+    from kavi_assets.launcher import storage
+    from kavi_assets.launcher.host import preload
+
+    storage._scripts.cache_clear()
+    failed = preload()
+    assert "Dagster's migration scripts" not in failed
+    assert storage._scripts.cache_info().currsize == 1
