@@ -61,3 +61,13 @@ defs = dg.Definitions(
     },
     executor=dg.in_process_executor,
 )
+
+
+def forge_job_definition() -> dg.JobDefinition:
+    """The forge job, resolved: what a launcher that reconstructs a job from its module loads (`dg.reconstructable`)."""
+    return defs.resolve_job_def("forge")
+
+
+def promote_job_definition() -> dg.JobDefinition:
+    """The promote job, resolved (as forge_job_definition)."""
+    return defs.resolve_job_def("promote")

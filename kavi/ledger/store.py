@@ -1,11 +1,9 @@
 """Short-lived ledger connections: one per unit of work, retried on DuckDB's one-writer lock, always closed."""
 
 import atexit
-import importlib.util
 import json
 import os
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,12 +27,6 @@ from kavi.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from kavi.ledger.wire import RemoteConnection, find_host
 
 T = TypeVar("T")
-
-# DuckDB's Python binding tries `import pandas` for every statement that has parameters (to recognise data frames
-# among them). Without pandas installed, Python searches the whole path again at each try (about 0.13 ms, 4 ms of a
-# `kavi lineage`). Recording it as absent makes the import fail at once, as it would anyway.
-if importlib.util.find_spec("pandas") is None:
-    sys.modules.setdefault("pandas", None)  # type: ignore[arg-type]
 
 
 class LedgerLockedError(RuntimeError):

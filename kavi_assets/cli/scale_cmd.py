@@ -241,7 +241,6 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
 def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], promote: bool,
                retry_rounds: int = MAX_ROUNDS) -> tuple[dict[str, str], list[RunInfo], dict[str, Any], float]:
     import dagster as dg
-    from dagster._core.definitions.reconstruct import ReconstructableRepository
 
     from kavi.forge.context import ForgeContext
     from kavi.forge.intake import intake
@@ -263,9 +262,9 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
             instance.add_dynamic_partitions("proposals", [prop.name])
         names.append(prop.name)
     say(f"proposed      {len(names)}: {', '.join(names)}")
-    recon_job = ReconstructableRepository.for_module(
-        "kavi_assets.definitions", "defs", working_directory=str(Path(__file__).resolve().parents[2])
-    ).get_reconstructable_job("forge")
+    from kavi_assets.definitions import forge_job_definition
+
+    recon_job = dg.reconstructable(forge_job_definition)
     job_def = recon_job.get_definition()
     forge_started = time.monotonic()
     launched: list[tuple[str, str]] = [
@@ -289,10 +288,9 @@ def _forge_all(files: list[Path], timeout_s: float, say: Callable[[str], None], 
     forge_s = time.monotonic() - forge_started
     # What verified is approved here (as `kavi demo` does) and promoted by a run on the workers.
     from kavi.forge.promote import approve
+    from kavi_assets.definitions import promote_job_definition
 
-    recon_promote = ReconstructableRepository.for_module(
-        "kavi_assets.definitions", "defs", working_directory=str(Path(__file__).resolve().parents[2])
-    ).get_reconstructable_job("promote")
+    recon_promote = dg.reconstructable(promote_job_definition)
     promote_def = recon_promote.get_definition()
     promotions = []
     for name in names if promote else []:
