@@ -16,12 +16,11 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
+from kavi.lake_config import LakeConfig, lake_config
 from kavi.ledger.lake import (
     FunnelTimeout,
-    LakeConfig,
     funnel,
     is_commit_conflict,
-    lake_config,
     lake_cursor,
     lake_tables,
 )

@@ -10,9 +10,9 @@ __all__ = ["NOT_CONFIGURED_FIX", "recorded_model_note"]
 def recorded_model_note(name: str) -> str | None:
     """The line for a proposal the recorded model has no recording of, when no endpoint is configured; else None."""
     from kavi.llm.recorded import default_cassette_dir, load_cassettes
-    from kavi.settings import env_base_url
+    from kavi.settings_parsers import parse_base_url
 
-    if env_base_url(os.environ):
+    if parse_base_url(os.environ.get("KAVI_LLM_BASE_URL") or ""):
         return None
     if name in load_cassettes(default_cassette_dir()).by_skill:
         return None
