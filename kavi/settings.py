@@ -12,7 +12,7 @@ of the package: they import nothing else of the forge.
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -89,7 +89,8 @@ def home_path(raw: str | None) -> Path:
 # -- the model ---------------------------------------------------------------------------------------------------
 
 # Variables read that do not carry the KAVI_ prefix, by field.
-_OTHER_NAMES = {"openai_api_key": "OPENAI_API_KEY", "runtime_dir": "XDG_RUNTIME_DIR"}
+_OTHER_NAMES = {"openai_api_key": "OPENAI_API_KEY", "runtime_dir": "XDG_RUNTIME_DIR", "dagster_home": "DAGSTER_HOME",
+                "columns": "COLUMNS"}
 _SECRETS_FIELD = "env_secrets"
 
 
@@ -129,6 +130,8 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
 }
 
 _environ: ContextVar[Mapping[str, str] | None] = ContextVar("kavi_settings_environ", default=None)
+# True while one field is read alone (read_setting): checks that relate it to another variable are not made.
+_alone: ContextVar[bool] = ContextVar("kavi_settings_alone", default=False)
 
 
 def env_name(field: str) -> str:
@@ -224,8 +227,13 @@ class KaviSettings(BaseSettings):
     # The shared ledger (empty: the local ledger file in the home).
     ledger_url: str = ""
     ledger_data: str = ""
-    # Not KAVI_*: XDG_RUNTIME_DIR (where the gate slots live) and the values of every secret-named variable.
+    # Where each process writes its ledger lock figures as it exits (empty: nowhere).
+    ledger_stats_dir: str = ""
+    # Not KAVI_*: XDG_RUNTIME_DIR (where the gate slots live), DAGSTER_HOME, COLUMNS (a console's width, as text:
+    # a value that is not a number is ignored) and the values of every secret-named variable.
     runtime_dir: str = ""
+    dagster_home: str = ""
+    columns: str = ""
     env_secrets: tuple[str, ...] = ()
 
     def __init__(self, **values: Any) -> None:
@@ -282,7 +290,7 @@ class KaviSettings(BaseSettings):
             except ValueError as err:
                 problems.append(str(err))
                 out.pop(name)
-        problems.extend(_cross_checks(out))
+        problems.extend(_cross_checks(out, alone=_alone.get()))
         if problems:
             raise ConfigError("; ".join(problems), problems)
         return out
@@ -326,12 +334,13 @@ class KaviSettings(BaseSettings):
         return out
 
 
-def _cross_checks(values: Mapping[str, Any]) -> list[str]:
+def _cross_checks(values: Mapping[str, Any], *, alone: bool = False) -> list[str]:
+    """The checks that need more than one field's value; `alone`: one field is read, the others are not known."""
     problems: list[str] = []
-    if values.get("llm_base_url") and not parse_list(_text(values.get("llm_models"))):
+    if not alone and values.get("llm_base_url") and not parse_list(_text(values.get("llm_models"))):
         problems.append("KAVI_LLM_MODELS must list at least one model, comma-separated, when KAVI_LLM_BASE_URL is "
                         "set (e.g. KAVI_LLM_MODELS=qwen2.5-coder-32b,llama-3.3-70b)")
-    if values.get("embeddings_url") and not values.get("embeddings_model"):
+    if not alone and values.get("embeddings_url") and not values.get("embeddings_model"):
         problems.append("KAVI_EMBEDDINGS_MODEL must name the embedding model when KAVI_EMBEDDINGS_URL is set")
     url = _text(values.get("ledger_url"))
     if url.strip():
@@ -383,7 +392,6 @@ def suspect_policy(settings: KaviSettings | None = None) -> str:
     return (settings or KaviSettings()).suspect_policy
 
 
-
 def read_setting(field: str) -> Any:
     """One field's value from the process environment, validated alone (a bad unrelated variable does not fail it):
     the default of a core function whose caller passed no value."""
@@ -397,8 +405,17 @@ def _setting_of(field: str, raw: str | None) -> Any:
     """One field's value from its variable's text: the same text always gives the same value, so a core function on
     a hot path (each query of the trusted versions) does not build a settings model each time; a bad value raises
     again at every call (exceptions are not cached)."""
-    settings = KaviSettings.from_environ({} if raw is None else {env_name(field): raw})
+    token = _alone.set(True)
+    try:
+        settings = KaviSettings.from_environ({} if raw is None else {env_name(field): raw})
+    finally:
+        _alone.reset(token)
     return getattr(settings, field)
+
+
+def declared_secret_values(names: Iterable[str]) -> dict[str, str]:
+    """The values of the named variables that are set in the process environment: the secrets a skill declared."""
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def configured_variables() -> frozenset[str]:
