@@ -7,7 +7,7 @@ from pydantic import Field
 
 from kavi.forge.ceremony import levels_of, parse_levels
 from kavi.forge.context import ForgeSettings
-from kavi.settings import KaviSettings, parse_costs
+from kavi.settings import KaviSettings
 from kavi.skills.base import SideEffectClass
 
 
@@ -83,4 +83,3 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         )
 
 
-__all__ = ["GateRunnerResource", "parse_costs"]

@@ -19,10 +19,10 @@ from enum import StrEnum
 
 from kavi.proposals.model import Proposal
 from kavi.routing.complexity import score_complexity
-from kavi.settings import EVIDENCE_LEVELS_ENV, KaviSettings
-from kavi.settings import parse_levels as parse_level_names
+from kavi.settings import KaviSettings
+from kavi.settings_parsers import EVIDENCE_LEVELS_ENV
+from kavi.settings_parsers import parse_levels as parse_level_names
 
-__all__ = ["EVIDENCE_LEVELS_ENV"]
 LOW_MAX = 2
 STRICT_MIN = 8
 
@@ -76,7 +76,7 @@ def ceremony_for(proposal: Proposal) -> Ceremony:
 
 def parse_levels(raw: str | None) -> tuple[CeremonyLevel, ...]:
     """KAVI_EVIDENCE_LEVELS: comma-separated levels (low, standard, strict), `all`, or `none`; unset or empty is the
-    default (every level). An unknown entry is a ConfigError naming it (parsed by kavi.settings)."""
+    default (every level). An unknown entry is a ConfigError naming it (parsed by kavi.settings_parsers)."""
     return tuple(CeremonyLevel(name) for name in parse_level_names(raw))
 
 

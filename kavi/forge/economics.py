@@ -22,24 +22,14 @@ import yaml
 
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
-from kavi.settings import (
-    MAX_MODEL_NAME,
-    MAX_PRICE,
-    MAX_PRICE_ENTRIES,
-    PRICES_ENV,
-    SAVING_ENV,
-    KaviSettings,
-    Price,
-    parse_prices,
-    read_setting,
-)
-from kavi.settings import model_name as _model_name
-from kavi.settings import price_value as _price_value
+from kavi.prices import MAX_PRICE_ENTRIES, PRICES_ENV, SAVING_ENV, Price
+from kavi.prices import model_name as _model_name
+from kavi.prices import price_value as _price_value
+from kavi.settings import KaviSettings, read_setting
 
 PRICES_FILE = "prices.yaml"
 ESTIMATE_PROMPT_TOKENS = 1000
 ESTIMATE_COMPLETION_TOKENS = 500
-__all__ = ["MAX_MODEL_NAME", "MAX_PRICE", "Price", "parse_prices"]
 
 DEFINITION = (f"break-even uses = forge cost ÷ saving per use (rounded up); the saving per use is an estimate of one "
               f"model call doing the task: {SAVING_ENV} if set, else the builder model's price for "

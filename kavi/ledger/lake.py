@@ -33,18 +33,8 @@ from typing import Any
 
 import duckdb
 
-from kavi.settings import (
-    LEDGER_DATA_ENV,
-    LEDGER_URL_ENV,
-    LakeConfig,
-    LakeConfigError,
-    lake_config,
-    parse_dsn,
-    read_setting,
-)
-
-# The shared ledger's settings and their parser live with the settings (kavi.settings).
-__all__ = ["LEDGER_DATA_ENV", "LEDGER_URL_ENV", "LakeConfig", "LakeConfigError", "lake_config", "parse_dsn"]
+from kavi.lake_config import LakeConfig
+from kavi.settings import read_setting
 
 
 class LakeUnavailableError(RuntimeError):

@@ -14,17 +14,17 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
+from kavi.lake_config import LakeConfig, parse_lake
 from kavi.ledger.lake import (
     FunnelTimeout,
-    LakeConfig,
     funnel,
     is_commit_conflict,
-    lake_config,
     lake_cursor,
     lake_tables,
 )
 from kavi.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from kavi.ledger.wire import RemoteConnection, find_host
+from kavi.settings import read_setting
 
 T = TypeVar("T")
 
@@ -71,7 +71,6 @@ def _is_lock_conflict(err: BaseException) -> bool:
 # How long this process waited for the ledger's file lock (connections opened, retries, seconds waited
 # per opening). With KAVI_LEDGER_STATS_DIR naming a folder, each process writes its figures there as it exits
 # (<pid>.json): the parallel benchmark reads them from every run worker.
-STATS_ENV = "KAVI_LEDGER_STATS_DIR"
 _MAX_WAITS = 100_000
 lock_stats: dict[str, Any] = {"opens": 0, "retries": 0, "waits_s": []}
 
@@ -84,12 +83,12 @@ def _note_open(retries: int, waited_s: float) -> None:
 
 
 def _dump_stats() -> None:
-    folder = Path(os.environ.get(STATS_ENV, ""))
+    folder = Path(read_setting("ledger_stats_dir"))
     if lock_stats["opens"] and folder.is_dir():
         (folder / f"{os.getpid()}.json").write_text(json.dumps(lock_stats), encoding="utf-8")
 
 
-if os.environ.get(STATS_ENV):
+if read_setting("ledger_stats_dir"):
     atexit.register(_dump_stats)
 
 
@@ -116,8 +115,9 @@ class Ledger:
         self.path = path
         self.lock_timeout_s = lock_timeout_s
         # True: from the environment (the default local file when KAVI_LEDGER_URL is unset); False: the file.
-        self.lake: LakeConfig | None = (lake_config(os.environ, path.parent) if lake is True
-                                        else None if lake is False else lake)
+        self.lake: LakeConfig | None = (
+            parse_lake(read_setting("ledger_url"), read_setting("ledger_data"), path.parent) if lake is True
+            else None if lake is False else lake)
         self._funnel = funnel
         self._auto_migrate = migrate
         self._migrated = False

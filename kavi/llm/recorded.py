@@ -267,7 +267,7 @@ def shared_models(base_url: str, timeout_s: float = 5.0) -> list[str]:
     import urllib.request
     from urllib.parse import urlsplit
 
-    from kavi.settings import ConfigError
+    from kavi.settings_parsers import ConfigError
 
     parts = urlsplit(base_url.strip())
     try:

@@ -1,6 +1,5 @@
 """The secrets handle: the values of the secrets a skill declared, and of no other."""
 
-import os
 from collections.abc import Mapping, Sequence
 
 
@@ -25,8 +24,11 @@ class DeclaredSecrets:
 
     @classmethod
     def from_environ(cls, declared: Sequence[str], environ: Mapping[str, str] | None = None) -> "DeclaredSecrets":
-        source = os.environ if environ is None else environ
-        return cls(declared, {name: source[name] for name in declared if name in source})
+        if environ is None:  # the process environment, through the settings (imported here: the gates import this)
+            from kavi.settings import declared_secret_values
+
+            return cls(declared, declared_secret_values(declared))
+        return cls(declared, {name: environ[name] for name in declared if name in environ})
 
     @property
     def declared(self) -> tuple[str, ...]:

@@ -1,6 +1,5 @@
 """The model handle: the configured model endpoint offered to skills, with bounded prompts and outputs."""
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -63,7 +62,8 @@ class EndpointModel:
 
 def model_from_env(environ: Mapping[str, str] | None = None) -> ModelHandle | None:
     """The model handle for a configured endpoint (KAVI_LLM_BASE_URL), or None: skills then fall back."""
-    from kavi.llm.client import LLMClient, settings_from_env
+    from kavi.llm.client import LLMClient, llm_settings
+    from kavi.settings import load_settings
 
-    settings = settings_from_env(os.environ if environ is None else environ)
+    settings = llm_settings(load_settings(environ))
     return EndpointModel(LLMClient(settings)) if settings is not None else None

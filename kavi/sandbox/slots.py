@@ -30,9 +30,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kavi.settings import GATE_SLOTS_ENV, MAX_GATE_SLOTS, KaviSettings, read_setting
+from kavi.settings import KaviSettings, read_setting
 
-__all__ = ["GATE_SLOTS_ENV", "MAX_GATE_SLOTS"]
 _POLL_S = 0.01
 _log = logging.getLogger(__name__)
 _held = threading.local()

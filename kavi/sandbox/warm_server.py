@@ -176,7 +176,7 @@ def _run_job(req: dict[str, Any]) -> int:
     """Run the job as `python -m MOD`, `python -c CODE` or an exec'd binary would run, in this process."""
     mode, target, args = req["mode"], req["target"], list(req.get("args", []))
     if mode == "exec":
-        os.execve(target, [target, *args], dict(os.environ))
+        os.execve(target, [target, *args], dict(req["env"]))
     main = types.ModuleType("__main__")
     sys.modules["__main__"] = main
     sys.path[0] = os.getcwd()  # a fresh interpreter started with -m or -c puts its directory first

@@ -19,7 +19,7 @@ def _endpoint() -> str:
     forge run carries it, those a sensor or the UI launches included, so the queue's per-endpoint limit (see
     kavi_assets/cli/parallel.py) holds for them too."""
     from kavi.forge.batch import endpoint_tag
-    from kavi.settings import ConfigError
+    from kavi.settings_parsers import ConfigError
 
     try:
         return endpoint_tag()

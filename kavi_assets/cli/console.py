@@ -1,8 +1,8 @@
 """The CLI's rich consoles: lines never wrap, so output read by scripts stays one line per record."""
 
-import os
-
 from rich.console import Console, ConsoleDimensions
+
+from kavi.settings import read_setting
 
 # Tables (for people) still need a width when the stream is not a terminal (wide enough that the demo summary
 # keeps whole model names and failure kinds in a log); plain lines ignore it. $COLUMNS, when set, wins.
@@ -16,7 +16,7 @@ class _CliConsole(Console):
     @property
     def size(self) -> ConsoleDimensions:
         dims = super().size
-        if not self.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        if not self.is_terminal and not read_setting("columns").isdigit():
             return ConsoleDimensions(PIPE_WIDTH, dims.height)
         return dims
 

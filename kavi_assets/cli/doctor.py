@@ -1,6 +1,5 @@
 """`kavi doctor`: health checks of an installation, each with a fix; warnings do not fail the exit status."""
 
-import os
 import subprocess
 import sys
 import urllib.request
@@ -8,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from kavi.home import KaviHome
+from kavi.settings import read_setting
+from kavi.settings_parsers import ConfigError
 from kavi_assets.cli.health_check import Check
 
 
@@ -78,7 +79,10 @@ def _trust(home: KaviHome) -> Check:
 
 
 def _endpoint() -> Check:
-    base = os.environ.get("KAVI_LLM_BASE_URL", "").rstrip("/")
+    try:
+        base = str(read_setting("llm_base_url")).rstrip("/")
+    except ConfigError as err:
+        return Check("model endpoint", "fail", str(err), "fix KAVI_LLM_BASE_URL, or unset it for the recorded model")
     if not base:
         from kavi.llm.recorded import default_cassette_dir
 
@@ -114,9 +118,14 @@ def _tools() -> list[Check]:
     return out
 
 
+def _dagster_home(home: KaviHome) -> tuple[Path, str]:
+    """DAGSTER_HOME when set, else the folder kavi uses in the home; and its raw value ("" when unset)."""
+    raw = str(read_setting("dagster_home"))
+    return (Path(raw).expanduser() if raw else home.root / "dagster"), raw
+
+
 def _dagster(home: KaviHome) -> Check:
-    raw = os.environ.get("DAGSTER_HOME")
-    path = Path(raw).expanduser() if raw else home.root / "dagster"
+    path, raw = _dagster_home(home)
     note = "" if raw else " (DAGSTER_HOME not set; kavi uses this default)"
     if not path.is_dir():
         return Check("dagster instance", "fail", f"{path} does not exist{note}",
@@ -124,17 +133,9 @@ def _dagster(home: KaviHome) -> Check:
     try:
         from dagster import DagsterInstance
 
-        old = os.environ.get("DAGSTER_HOME")
-        os.environ["DAGSTER_HOME"] = str(path.resolve())
-        try:
-            with DagsterInstance.get() as inst:
-                parts = inst.get_dynamic_partitions("proposals")
-                runs = inst.get_runs_count()
-        finally:
-            if old is None:
-                os.environ.pop("DAGSTER_HOME", None)
-            else:
-                os.environ["DAGSTER_HOME"] = old
+        with DagsterInstance.from_config(str(path.resolve())) as inst:
+            parts = inst.get_dynamic_partitions("proposals")
+            runs = inst.get_runs_count()
     except Exception as err:
         return Check("dagster instance", "fail", f"{path}: {err}", "check $DAGSTER_HOME/dagster.yaml")
     return Check("dagster instance", "ok", f"{path}{note}: {len(parts)} proposal partitions, {runs} runs")
@@ -171,22 +172,13 @@ def sweep_home(home: KaviHome, *, fix: bool) -> Any:
     """The stale-run sweep (sensors/sweep.py) against this home's Dagster instance, when it has one."""
     from sensors.sweep import sweep
 
-    raw = os.environ.get("DAGSTER_HOME")
-    path = Path(raw).expanduser() if raw else home.root / "dagster"
+    path, _ = _dagster_home(home)
     if not path.is_dir():  # no Dagster instance yet: only the ledger's attempts and the sandboxes
         return sweep(home, None, fix=fix)
     from dagster import DagsterInstance
 
-    old = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(path.resolve())
-    try:
-        with DagsterInstance.get() as inst:
-            return sweep(home, inst, fix=fix)
-    finally:
-        if old is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = old
+    with DagsterInstance.from_config(str(path.resolve())) as inst:
+        return sweep(home, inst, fix=fix)
 
 
 def _sweep_checks(home: KaviHome) -> list[Check]:

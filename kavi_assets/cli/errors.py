@@ -24,7 +24,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi.ledger.store import LedgerCorruptError, LedgerLockedError, LedgerSchemaError
     from kavi.proposals.bounds import BoundsError
     from kavi.proposals.model import ProposalError
-    from kavi.settings import ConfigError
+    from kavi.settings_parsers import ConfigError
 
     errors: list[type[BaseException]] = [
         ProposalError, LedgerRecordError, LedgerLockedError, LedgerSchemaError, PromotionRefused, HomePathError,
@@ -39,7 +39,8 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from kavi.forge.locks import ProposalBusy
 
     errors.append(ProposalBusy)  # another attempt of the proposal is running: the message names its pid and run
-    from kavi.ledger.lake import LakeConfigError, LakeUnavailableError
+    from kavi.lake_config import LakeConfigError
+    from kavi.ledger.lake import LakeUnavailableError
     from kavi.ledger.store import LedgerCommitConflict
 
     errors += [LakeConfigError, LakeUnavailableError, LedgerCommitConflict]  # the shared ledger (KAVI_LEDGER_URL)

@@ -1,7 +1,6 @@
 """Runtime commands: list, run, chain, replay, tail, session, verify and doctor."""
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -95,7 +94,9 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersio
     trusted = TrustedVersions(h)
     log = ExecutionLog(h.executions_log, fsync=fsync)
     model = None
-    if os.environ.get("KAVI_LLM_BASE_URL", "").strip():
+    from kavi.settings import read_setting
+
+    if read_setting("llm_base_url"):
         from kavi.runtime.model_endpoint import model_from_env
 
         model = model_from_env()  # summarize_note and search_notes use it; without it they fall back

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kavi.ledger.lake import LakeConfigError, lake_config
+from kavi.lake_config import LakeConfigError, lake_config
 from kavi.ledger.store import Ledger
 from kavi.scale.workers import dagster_yaml, worker_command
 

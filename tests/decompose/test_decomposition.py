@@ -152,7 +152,7 @@ def test_limits_come_from_the_environment() -> None:
     lim = DecomposeLimits.from_env({"KAVI_DECOMPOSE_ABOVE": "3", "KAVI_DECOMPOSE_MAX_DEPTH": "1",
                                     "KAVI_DECOMPOSE_MAX_NODES": "5"})
     assert (lim.above, lim.max_depth, lim.max_nodes) == (3, 1, 5)
-    from kavi.settings import ConfigError
+    from kavi.settings_parsers import ConfigError
 
     with pytest.raises(ConfigError, match="KAVI_DECOMPOSE_MAX_DEPTH"):
         DecomposeLimits.from_env({"KAVI_DECOMPOSE_MAX_DEPTH": "0"})

@@ -20,7 +20,8 @@ from kavi.forge.research import research
 from kavi.forge.verify import verify
 from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind
-from kavi.settings import ConfigError, validate_config
+from kavi.settings import validate_config
+from kavi.settings_parsers import ConfigError
 from kavi_assets.assets import forge as forge_assets
 from kavi_assets.cli.main import app
 

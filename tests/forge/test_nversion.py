@@ -23,7 +23,8 @@ from kavi.forge.verify import VerifyOutcome, evidence_markdown, verify
 from kavi.home import KaviHome
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import load_proposal, parse_proposal
-from kavi.settings import ConfigError, config_problems
+from kavi.settings import config_problems
+from kavi.settings_parsers import ConfigError
 from kavi.verdicts import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
 from kavi_assets.cli.main import app
 from resources.gates import GateRunnerResource

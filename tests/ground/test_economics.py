@@ -9,10 +9,11 @@ import pytest
 from ground_support import built, ctx_for, trust_recorded
 from typer.testing import CliRunner
 
-from kavi.forge.economics import economics, parse_prices
+from kavi.forge.economics import economics
 from kavi.home import KaviHome
 from kavi.ledger.ground import GroundRecords
 from kavi.ledger.records import IndependentRow
+from kavi.prices import parse_prices
 from kavi_assets.cli.main import app
 
 runner = CliRunner()

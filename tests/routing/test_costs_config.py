@@ -2,7 +2,8 @@
 
 import pytest
 
-from resources.gates import GateRunnerResource, parse_costs
+from kavi.settings_parsers import parse_costs
+from resources.gates import GateRunnerResource
 
 
 def test_parse_costs() -> None:

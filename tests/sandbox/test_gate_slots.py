@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kavi.sandbox.slots import GATE_SLOTS_ENV, gate_slot, gate_slots_setting, usable_cpus
-from kavi.settings import ConfigError, KaviSettings, config_problems
+from kavi.sandbox.slots import gate_slot, gate_slots_setting, usable_cpus
+from kavi.settings import KaviSettings, config_problems
+from kavi.settings_parsers import GATE_SLOTS_ENV, ConfigError
 
 HOLDER = textwrap.dedent("""
     import sys, time

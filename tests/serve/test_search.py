@@ -20,7 +20,7 @@ from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.search.embeddings import EmbeddingError, parse_embeddings
 from kavi.search.index import MAX_QUERY_CHARS, SearchConfig, SearchError, open_index
-from kavi.settings import ConfigError
+from kavi.settings_parsers import ConfigError
 from kavi_assets.cli.main import app
 
 SHIPPED = ("word_count", "slugify_title", "extract_emails", "parse_duration", "write_note", "http_get_json")

@@ -1,0 +1,34 @@
+"""read_setting: one field from the process environment, validated alone."""
+
+import pytest
+
+from kavi.settings import config_problems, read_setting
+from kavi.settings_parsers import ConfigError
+
+
+def test_a_field_read_alone_is_not_judged_against_an_unread_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAVI_LLM_BASE_URL", "http://127.0.0.1:8000/v1")
+    monkeypatch.delenv("KAVI_LLM_MODELS", raising=False)
+    assert read_setting("llm_base_url") == "http://127.0.0.1:8000/v1"
+    # the whole settings still name the missing models
+    assert any("KAVI_LLM_MODELS" in p for p in config_problems())
+
+
+def test_a_bad_value_read_alone_is_one_line_naming_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAVI_LLM_BASE_URL", "localhost:8000")
+    with pytest.raises(ConfigError, match="KAVI_LLM_BASE_URL") as err:
+        read_setting("llm_base_url")
+    assert "\n" not in str(err.value)
+    monkeypatch.setenv("KAVI_LEDGER_URL", "sqlite:///x.db")
+    with pytest.raises(ConfigError, match="KAVI_LEDGER_URL"):
+        read_setting("ledger_url")
+
+
+def test_variables_without_the_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", "/tmp/dagster-home")
+    monkeypatch.setenv("COLUMNS", "not-a-number")
+    monkeypatch.setenv("KAVI_LEDGER_STATS_DIR", "/tmp/stats")
+    assert read_setting("dagster_home") == "/tmp/dagster-home"
+    assert read_setting("columns") == "not-a-number"  # text: the console ignores a width that is not a number
+    assert read_setting("ledger_stats_dir") == "/tmp/stats"
+    assert config_problems({"COLUMNS": "not-a-number"}) == []
