@@ -40,7 +40,7 @@ def _register_groups() -> None:
         check_cmd.register(app)
     except ImportError:
         pass
-    from kavi_assets.cli import ceremony_cmd, demo_cmd, ground_cmd, holdout_cmd, policy_cmd, runtime_cmd
+    from kavi_assets.cli import ceremony_cmd, demo_cmd, holdout_cmd, policy_cmd, reverify_cmd, runtime_cmd
 
     demo_cmd.register(app)
     policy_cmd.register(app)
@@ -53,7 +53,7 @@ def _register_groups() -> None:
     from kavi_assets.cli import decompose_cmd
 
     decompose_cmd.register(app)
-    ground_cmd.register(app)
+    reverify_cmd.register(app)
     from kavi_assets.cli import scale_cmd
 
     scale_cmd.register(app)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from ground_support import ctx_for, trust_recorded
+from reverify_support import ctx_for, trust_recorded
 from typer.testing import CliRunner
 
 from kavi.home import KaviHome

@@ -1,6 +1,6 @@
-"""Issue 17 in Dagster: the ground_moved sensor launches `reverify` when the judging fingerprint moved; the
-re-verification asset is downstream of the fingerprint's data version, so the UI shows it stale when the fingerprint
-changes; `skill_economics` emits a table and one float per skill for the Plots tab."""
+"""Re-verification in Dagster: the judging_fingerprint_moved sensor launches `reverify` when the judging fingerprint
+moved; the re-verification asset is downstream of the fingerprint's data version, so the UI shows it stale when the
+fingerprint changes; `skill_economics` emits a table and one float per skill for the Plots tab."""
 
 from typing import Any
 
@@ -8,13 +8,13 @@ import dagster as dg
 import pytest
 from dagster._core.definitions.data_version import StaleStatus
 from dagster._utils.test.data_versions import get_stale_status_resolver
-from ground_support import REFUSE_RE, trust_recorded
+from reverify_support import REFUSE_RE, trust_recorded
 
 from kavi.home import KaviHome
-from kavi.ledger.ground import GroundRecords
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
-from kavi_assets.assets.ground import (
+from kavi.ledger.verification_records import VerificationRecords
+from kavi_assets.assets.reverify import (
     JUDGING_FINGERPRINT_KEY,
     REVERIFICATION_KEY,
     SKILL_ECONOMICS_KEY,
@@ -24,7 +24,7 @@ from kavi_assets.assets.ground import (
 )
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
-from sensors.ground import ground_moved
+from sensors.reverify import judging_fingerprint_moved
 
 
 def _resources(home: KaviHome) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def _resources(home: KaviHome) -> dict[str, Any]:
 
 
 def _sensor(home: KaviHome, instance: dg.DagsterInstance) -> Any:
-    return ground_moved(dg.build_sensor_context(instance=instance, resources=_resources(home)))
+    return judging_fingerprint_moved(dg.build_sensor_context(instance=instance, resources=_resources(home)))
 
 
 def _meta(result: Any, key: dg.AssetKey) -> dict[str, Any]:
@@ -41,7 +41,8 @@ def _meta(result: Any, key: dg.AssetKey) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_ground_moved_sensor_and_reverify_assets(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_judging_fingerprint_moved_sensor_and_reverify_assets(kavi_home: KaviHome,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAVI_EVIDENCE_LEVELS", "none")
     trust_recorded(kavi_home)  # promoted without a recorded fingerprint: stale until re-verified
     assets = [judging_fingerprint, reverification, skill_economics]
@@ -57,7 +58,7 @@ def test_ground_moved_sensor_and_reverify_assets(kavi_home: KaviHome, monkeypatc
         resolver = get_stale_status_resolver(instance, assets[:2])
         assert resolver.get_status(REVERIFICATION_KEY) == StaleStatus.FRESH
 
-        (kavi_home.root / "policy.yaml").write_text(REFUSE_RE)  # the ground moves
+        (kavi_home.root / "policy.yaml").write_text(REFUSE_RE)  # the judges change
         moved = _sensor(kavi_home, instance)
         assert isinstance(moved, dg.RunRequest) and moved.run_key != request.run_key
         fp_only = dg.materialize([judging_fingerprint], instance=instance, resources=_resources(kavi_home),
@@ -70,7 +71,7 @@ def test_ground_moved_sensor_and_reverify_assets(kavi_home: KaviHome, monkeypatc
         assert _meta(second, REVERIFICATION_KEY)["marked_suspect"] == 1
         [check] = second.get_asset_check_evaluations()
         assert not check.passed and "word_count@1 (policy)" in (check.description or "")
-        [suspect] = GroundRecords(Ledger(kavi_home.ledger_path)).suspects()
+        [suspect] = VerificationRecords(Ledger(kavi_home.ledger_path)).suspects()
         assert suspect.ref == "word_count@1"
         assert ForgeRecords(Ledger(kavi_home.ledger_path)).trusted_versions() == []
 

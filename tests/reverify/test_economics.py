@@ -6,13 +6,13 @@ import json
 from typing import Any
 
 import pytest
-from ground_support import built, ctx_for, trust_recorded
+from reverify_support import built, ctx_for, trust_recorded
 from typer.testing import CliRunner
 
 from kavi.forge.economics import economics, parse_prices
 from kavi.home import KaviHome
-from kavi.ledger.ground import GroundRecords
 from kavi.ledger.records import IndependentRow
+from kavi.ledger.verification_records import VerificationRecords
 from kavi_assets.cli.main import app
 
 runner = CliRunner()
@@ -33,7 +33,7 @@ def _forge_history(home: KaviHome) -> None:
     ctx.records.record_independent(IndependentRow(
         "ind-1", "word_count", ctx.records.require_proposal("word_count").spec_sha256, failed, "indep-m", "second",
         "e", "OK", None, None, None, prompt_tokens=2000, completion_tokens=500, latency_ms=800.0))
-    GroundRecords(ctx.records.ledger).record_model_call(purpose="advice", name="word_count", build_id=failed,
+    VerificationRecords(ctx.records.ledger).record_model_call(purpose="advice", name="word_count", build_id=failed,
                                                         model="builder-m", prompt_tokens=500, completion_tokens=100,
                                                         latency_ms=300.0, ok=True)
     trust_recorded(home)
@@ -71,7 +71,7 @@ def test_a_later_version_counts_only_its_own_attempts_and_unpriced_models_cost_n
         kavi_home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KAVI_PRICES", raising=False)
     _forge_history(kavi_home)
-    from ground_support import WORD_COUNT
+    from reverify_support import WORD_COUNT
 
     trust_recorded(kavi_home, source=WORD_COUNT.replace("Count the words, lines", "Count words, lines"))
     rows = {r.ref: r for r in economics(ctx_for(kavi_home).records, kavi_home)}

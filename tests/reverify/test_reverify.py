@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ground_support import REFUSE_RE, ctx_for, trust
+from reverify_support import REFUSE_RE, ctx_for, trust
 from typer.testing import CliRunner
 
 from kavi.forge.fingerprint import current_fingerprint, judge_settings
 from kavi.forge.reverify import stale_versions
 from kavi.home import KaviHome
-from kavi.ledger.ground import GroundRecords
+from kavi.ledger.verification_records import VerificationRecords
 from kavi.settings import KaviSettings
 from kavi_assets.cli.main import app
 
@@ -51,7 +51,7 @@ def test_a_tightened_policy_makes_a_trusted_version_suspect_refused_then_reinsta
     assert stale_versions(ctx) == []  # verified under today's judges
     assert json.loads(_run_word_count().output)["success"] is True
 
-    # The ground moves: the home's policy now refuses `re`.
+    # The judges change: the home's policy now refuses `re`.
     (home.root / "policy.yaml").write_text(REFUSE_RE)
     stale = stale_versions(ctx_for(home))
     assert [s.ref for s in stale] == ["word_count@1"] and stale[0].changes == ["policy changed"]
@@ -62,12 +62,12 @@ def test_a_tightened_policy_makes_a_trusted_version_suspect_refused_then_reinsta
     assert res.exit_code == 1, res.output
     assert "SUSPECT" in res.output and "policy" in res.output
 
-    ground = GroundRecords(ctx.records.ledger)
-    rows = ground.verifications("word_count")
+    records = VerificationRecords(ctx.records.ledger)
+    rows = records.verifications("word_count")
     assert [(r.kind, r.passed) for r in rows] == [("forge", True), ("reverify", False)]  # beside, not over
     assert rows[0].fingerprint != rows[1].fingerprint
     assert [f["gate"] for f in rows[1].failing] == ["policy"]
-    [suspect] = ground.suspects()
+    [suspect] = records.suspects()
     assert suspect.ref == "word_count@1" and "gate policy" in suspect.reason and "re" in suspect.reason
 
     refused = _run_word_count()
@@ -91,8 +91,8 @@ def test_a_tightened_policy_makes_a_trusted_version_suspect_refused_then_reinsta
     assert bad.exit_code == 2
     ok = _kavi(["reinstate", "word_count@1", "--by", "ada", "--reason", "re is fine for this skill"])
     assert ok.exit_code == 0, ok.output
-    assert ground.suspects() == []
-    events = ground.version_events("word_count", 1)
+    assert records.suspects() == []
+    events = records.version_events("word_count", 1)
     assert [(e.status, e.actor) for e in events][-2:] == [("SUSPECT", "kavi reverify"), ("TRUSTED", "ada")]
     assert json.loads(_run_word_count().output)["success"] is True
     again = _kavi(["reinstate", "word_count@1", "--by", "ada", "--reason", "twice"])
@@ -154,12 +154,12 @@ def test_the_judging_settings_match_the_forges(home: KaviHome, monkeypatch: pyte
 
 
 def test_an_unusable_policy_file_is_refused_and_marks_nothing_suspect(home: KaviHome) -> None:
-    from ground_support import trust_recorded
+    from reverify_support import trust_recorded
 
     trust_recorded(home)
     (home.root / "policy.yaml").write_text("imports: {all: [socket]}\n")  # widens the default: unusable
     res = _kavi(["reverify", "--all"])
     assert res.exit_code == 2 and "policy" in res.output
     ctx = ctx_for(home)
-    assert GroundRecords(ctx.records.ledger).suspects() == []
+    assert VerificationRecords(ctx.records.ledger).suspects() == []
     assert [t.ref for t in ctx.records.trusted_versions()] == ["word_count@1"]

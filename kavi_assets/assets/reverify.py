@@ -7,7 +7,7 @@ import dagster as dg
 from kavi.forge.context import ForgeContext
 from kavi.forge.economics import DEFINITION, economics
 from kavi.forge.reverify import fingerprint_for, reverify, stale_versions
-from kavi.ledger.ground import GroundRecords
+from kavi.ledger.verification_records import VerificationRecords
 from kavi.runtime.ingest import ingest_execution_log
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
@@ -43,7 +43,7 @@ class ReverifyConfig(dg.Config):
 def judging_fingerprint(home: SkillsHomeResource, gates: GateRunnerResource) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = _ctx(home, gates)
     fp = fingerprint_for(ctx)
-    GroundRecords(ctx.records.ledger).record_fingerprint(fp.digest, fp.parts)
+    VerificationRecords(ctx.records.ledger).record_fingerprint(fp.digest, fp.parts)
     meta: dict[str, dg.RawMetadataValue] = {
         name: dg.MetadataValue.text(str(fp.parts[name])) for name in ("python", "ruff", "mypy", "pytest", "coverage",
                                                                      "hypothesis", "policy")}

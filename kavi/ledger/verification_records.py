@@ -58,7 +58,7 @@ def _verification(r: Sequence[Any]) -> VerificationRow:
                            json.loads(r[7]), r[8], r[9], r[10], created.isoformat() if created else "")
 
 
-class GroundRecords:
+class VerificationRecords:
     """Each method is one unit of work (one connection), or joins the caller's `Ledger.session()`."""
 
     def __init__(self, ledger: Ledger) -> None:

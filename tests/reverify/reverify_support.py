@@ -55,7 +55,7 @@ def built(home: KaviHome, source: str = WORD_COUNT, tests: str = WORD_COUNT_TEST
     packet = ctx.store.put(json.dumps({"kind": "BUILD_PACKET", "attempt": attempt}).encode(), "build_packet")
     skill = ctx.store.put(source.encode(), "skill_source")
     test = ctx.store.put(tests.encode(), "skill_tests")
-    build_id = f"{name}-a{attempt}-ground"
+    build_id = f"{name}-a{attempt}-reverify"
     ctx.records.start_build(name, run_id=None, model=model, endpoint="e", packet=packet, build_id=build_id,
                             attempt=attempt, parent_build_id=None, lineage_parent="0" * 64)
     ctx.records.finish_build(build_id, status=BUILD_OK, failure_kind=None, skill_sha256=skill.sha256,

@@ -58,13 +58,13 @@ def _ctx(h: KaviHome) -> Any:
 def refused_suspects(records: Any) -> dict[str, dict[int, str]]:
     """SUSPECT versions the setting keeps from running (none under KAVI_SUSPECT_POLICY=allow): name -> version ->
     reason."""
-    from kavi.ledger.ground import GroundRecords
+    from kavi.ledger.verification_records import VerificationRecords
     from kavi.settings import suspect_policy
 
     if suspect_policy() == "allow":
         return {}
     out: dict[str, dict[int, str]] = {}
-    for e in GroundRecords(records.ledger).suspects():
+    for e in VerificationRecords(records.ledger).suspects():
         out.setdefault(e.name, {})[e.version] = e.reason
     return out
 
@@ -77,17 +77,17 @@ def suspect_refusal(name: str, version: int, reason: str, trusted: dict[int, Any
             + "; KAVI_SUSPECT_POLICY=allow runs SUSPECT versions")
 
 
-def ground_note(h: KaviHome, records: Any, build_ids: list[str]) -> None:
+def stale_verdicts_note(h: KaviHome, records: Any, build_ids: list[str]) -> None:
     """One line on stderr when trusted versions (their builds: `build_ids`) were verified under a fingerprint that is
     not today's (the tools, the policy or the gate configuration changed since): their verdicts are stale until
     `kavi reverify`. Cheap: the fingerprint is computed once per process without importing the forge, and this is
     one query inside the caller's session."""
     from kavi.forge.fingerprint import current_fingerprint, judge_settings
-    from kavi.ledger.ground import GroundRecords
+    from kavi.ledger.verification_records import VerificationRecords
 
     try:
         fp = current_fingerprint(judge_settings(), h)
-        latest = GroundRecords(records.ledger).latest_verification_of_builds(build_ids)
+        latest = VerificationRecords(records.ledger).latest_verification_of_builds(build_ids)
     except Exception:  # a start-up hint never stops the command it precedes
         return
     moved = sum(1 for v in latest.values() if v.fingerprint != fp.digest)
@@ -154,13 +154,13 @@ def reinstate_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Record a person's decision that a SUSPECT version is trusted again."""
-    from kavi.ledger.ground import GroundRecords
+    from kavi.ledger.verification_records import VerificationRecords
 
     name, version = parse_ref(ref, need_version=True)
     assert version is not None
     h = _home(home)
     try:
-        event = GroundRecords(_records(h).ledger).reinstate(name, version, by=by, reason=reason)
+        event = VerificationRecords(_records(h).ledger).reinstate(name, version, by=by, reason=reason)
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None
     console.print(f"[green]✓[/] {event.ref} is TRUSTED again: {escape(event.reason)}", highlight=False,
@@ -312,7 +312,8 @@ def doctor_checks(home: KaviHome) -> list[Any]:
         checks.append(Check("re-verification", "warn",
                             f"{len(moved)} trusted version(s) were verified under other judges (now {fp.digest[:12]}): "
                             + "; ".join(f"{s.ref}: {', '.join(s.changes)}" for s in moved[:5]),
-                            "kavi reverify --stale (or let the ground_moved sensor launch the reverify job)"))
+                            "kavi reverify --stale (or let the judging_fingerprint_moved sensor launch the reverify "
+                            "job)"))
     elif unknown:
         checks.append(Check("re-verification", "warn",
                             f"{len(unknown)} trusted version(s) have no recorded fingerprint (promoted before "
