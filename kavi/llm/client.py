@@ -231,11 +231,8 @@ def known_api_keys() -> list[str]:
 
 
 def config_fingerprint(base_url: str, models: Sequence[str], credential: str = "") -> str:
-    """What a set-aside model is tied to: the endpoint, the model list and (when given) the API key.
-
-    Only a digest of the key enters the fingerprint. Without a credential the fingerprint is the same as it
-    always was, so set-aside records written before keep matching.
-    """
+    """What a set-aside model is tied to: the endpoint, the model list and (when given) a digest of the API
+    key; without a key the fingerprint is unchanged, so older set-aside records keep matching."""
     parts = [base_url, *sorted(models)]
     if credential:
         parts.append("key:" + hashlib.sha256(credential.encode()).hexdigest())

@@ -53,7 +53,7 @@ def _bm25_sql(kind: str, *, query: bool) -> str:
     """Weighted BM25 of every document of a kind in one statement, over the fts extension's own index tables
     (its tokenizer, stemmer, dictionary and statistics) with match_bm25's formula: the sum over fields of the
     field's weight times match_bm25(..., fields := that field). One pass instead of one macro call per field (per
-    document, for the self-match), which took minutes for 600 skills.
+    document, for the self-match).
 
     With `query` the terms are those of the bound query text; without, every term of each document: its
     self-match, the score its own text gets as a query."""
