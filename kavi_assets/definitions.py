@@ -3,23 +3,23 @@
 import dagster as dg
 
 from kavi.settings import configured_variables
-from kavi_assets.assets import audit, decompose, executions, forge, ground, learning, registry
+from kavi_assets.assets import audit, decompose, executions, forge, learning, registry, reverify
 from kavi_assets.assets.audit import audit_job, audit_schedule
 from kavi_assets.assets.decompose import decompose_job
 from kavi_assets.assets.executions import ingest_job, ingest_schedule
-from kavi_assets.assets.ground import reverify_job
 from kavi_assets.assets.jobs import forge_job, learn_job, promote_job, registry_job
+from kavi_assets.assets.reverify import reverify_job
 from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
 from resources.home import SkillsHomeResource
 from resources.llm import LLMResource
 from sensors.decompose import decompose_unverifiable
-from sensors.ground import ground_moved
 from sensors.intake import proposal_intake
 from sensors.learning import learn_model_outcomes
 from sensors.promotion import promote_approved
 from sensors.registry import refresh_registry
 from sensors.retry import retry_failed_attempts
+from sensors.reverify import judging_fingerprint_moved
 from sensors.sweep import stale_run_sweep
 
 
@@ -48,11 +48,11 @@ _gates = GateRunnerResource(
 )
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions, decompose, ground]),
+    assets=dg.load_assets_from_modules([forge, registry, learning, audit, executions, decompose, reverify]),
     jobs=[forge_job, promote_job, registry_job, learn_job, audit_job, ingest_job, decompose_job, reverify_job],
     schedules=[audit_schedule, ingest_schedule],
     sensors=[proposal_intake, retry_failed_attempts, learn_model_outcomes, promote_approved, refresh_registry,
-             stale_run_sweep, decompose_unverifiable, ground_moved],
+             stale_run_sweep, decompose_unverifiable, judging_fingerprint_moved],
     resources={
         "home": _home,
         "llm": _llm,

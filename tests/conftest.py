@@ -1,6 +1,6 @@
-"""Shared fixtures: a fresh skills home per test, and a valid proposal to mutate."""
+"""Shared fixtures: a fresh skills home per test, a valid proposal to mutate, the word_count spec, and the scripted
+model endpoint (tests.stub_model)."""
 
-import copy
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -8,6 +8,10 @@ from typing import Any
 import pytest
 
 from kavi.home import KaviHome
+from tests import factories
+from tests.stub_model import stub_ctx, stub_endpoint
+
+__all__ = ["stub_ctx", "stub_endpoint"]
 
 
 @pytest.fixture()
@@ -33,26 +37,10 @@ def proposal_data() -> dict[str, Any]:
     }
 
 
-WORD_COUNT_SPEC: dict[str, Any] = {
-    "name": "word_count",
-    "description": "Count the words, lines and characters of a text.",
-    "inputs": [{"name": "text", "type": "str"}],
-    "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
-                {"name": "characters", "type": "int"}],
-    "side_effect_class": "READ_ONLY",
-    "examples": [{"input": {"text": "a b"}, "expected": {"words": 2, "lines": 1}}],
-    "holdout_examples": [{"input": {"text": "one two"}, "expected": {"words": 2, "lines": 1}}],
-}
-
-
 @pytest.fixture(scope="session")
 def word_count_spec() -> Callable[..., dict[str, Any]]:
-    """The shipped word_count answer's proposal (kavi/examples/answers/word_count/1), with fields replaced at will."""
-
-    def make(**changes: Any) -> dict[str, Any]:
-        return copy.deepcopy({**WORD_COUNT_SPEC, **changes})
-
-    return make
+    """The shipped word_count answer's proposal (tests.factories.word_count_spec), with fields replaced at will."""
+    return factories.word_count_spec
 
 
 # The shared ledger (DuckLake) instead of the ledger file, for every test, when KAVI_TEST_LEDGER=ducklake.

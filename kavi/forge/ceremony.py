@@ -1,14 +1,8 @@
 """Ceremony levels: how much verification a proposal gets beyond the deterministic gates, from its complexity.
 
-The complexity score (kavi.routing.complexity, 0..1) is mapped to a 1..10 scale a person can reason about:
-low ≤ 2, standard 3..7, strict ≥ 8. The generated-input evidence (an independent implementation and oracle-free
-checks on generated inputs) runs at the levels named by KAVI_EVIDENCE_LEVELS: by default at every level.
-
-Why every level by default: complexity says how hard a skill is to build, not how likely a plausible wrong build is
-to pass its few holdouts. Measured on the shipped proposals, 4 of the 10 demo proposals are low (scale 1-2, none is
-strict: the highest is 6), and so are 103 of 164 HumanEval and 426 of 427 MBPP problems as the dataset benchmark
-proposes them — the very material on which wrong solutions were trusted. Leaving low out by default would skip
-the evidence on most of it. A person who wants less ceremony for trivial skills sets standard,strict.
+The complexity score (kavi.routing.complexity, 0..1) is mapped to a 1..10 scale: low ≤ 2, standard 3..7,
+strict ≥ 8. The generated-input evidence runs at the levels named by KAVI_EVIDENCE_LEVELS, by default every level:
+complexity says how hard a skill is to build, not how likely a plausible wrong build is to pass its few holdouts.
 """
 
 import dataclasses

@@ -3,9 +3,8 @@ the gate configuration. Recorded with every verification, compared at the start 
 sensor: when it moves, yesterday's verdicts were given by different judges and are stale until re-verified.
 
 Cheap by design (it is computed at the start of `kavi run`): package versions come from installed metadata (read
-once per process), and the policy is hashed as the bytes of its files, not parsed (parsing the capability map costs
-about 0.1 s). A change of a policy file's bytes that changes no rule makes versions stale, and their re-verification
-passes: a false alarm costs a gate run, a missed change would cost trust.
+once per process), and the policy is hashed as the bytes of its files, not parsed. A byte change that changes no
+rule makes versions stale and their re-verification passes: a false alarm costs a gate run, a missed change trust.
 """
 
 import hashlib
@@ -89,8 +88,8 @@ def canonical(data: Any) -> bytes:
 
 
 def _dist_version(tool: str) -> str:
-    """The installed version of `tool`, read from its `.dist-info` folder's name beside the package: importing
-    importlib.metadata costs about 70 ms (it loads zipfile and email), more than the whole rest of the check."""
+    """The installed version of `tool`, read from its `.dist-info` folder's name beside the package (cheaper than
+    importing importlib.metadata, which loads zipfile and email)."""
     spec = importlib.util.find_spec(tool)
     if spec is not None and spec.origin:
         found = list(Path(spec.origin).resolve().parent.parent.glob(f"{tool}-*.dist-info"))
@@ -164,8 +163,7 @@ def current_fingerprint(settings: JudgeSettings, home: KaviHome) -> Fingerprint:
 
 def judge_settings(settings: KaviSettings | None = None) -> JudgingSettings:
     """The verdict-changing settings as a default-configured gate resource gives them, without importing Dagster or
-    the model client (together about 2 s): what `kavi run` compares against at its start. None: the variables
-    alone, read by kavi.settings."""
+    the model client: what `kavi run` compares against at its start. None: the variables alone (kavi.settings)."""
     if settings is not None:
         return JudgingSettings(evidence_levels=settings.evidence_levels,
                                evidence_max_cases=settings.evidence_max_cases)

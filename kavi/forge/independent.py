@@ -75,11 +75,8 @@ class IndependentOutcome:
 
 def choose_model(models: Sequence[str], builder: str | None, *, counts: Mapping[str, tuple[int, int, float | None]],
                  set_aside: Mapping[str, str], prior_weight: float) -> ModelChoice:
-    """The second model: never the builder's, never one set aside; among the rest the one whose posterior mean
-    success on this task type is highest (the Beta posteriors the router uses), ties to the configured order.
-
-    The best-scoring second model is the most useful oracle: a comparison with a model that rarely writes a
-    correct skill would mostly discard it (it must pass every example and holdout to be used)."""
+    """The second model: never the builder's, never one set aside; among the rest the one with the highest
+    posterior mean success on this task type (the most useful oracle), ties to the configured order."""
     others = [m for m in dict.fromkeys(models) if m != builder and m not in set_aside]
     if not others:
         skipped = [m for m in models if m in set_aside and m != builder]
@@ -157,11 +154,8 @@ def _request(client: LLMClient, messages: list[dict[str, str]], model: str, name
 
 def prefetch_independent(ctx: ForgeContext, name: str, builder: str | None, proposal: Proposal, spec_sha256: str
                          ) -> bool:
-    """Start asking for this spec's independent implementation in a background thread; True when a request started.
-
-    Nothing starts when one is already in flight for this spec, when the ledger already has a reusable one, when
-    there is no second model, or when the prompt is over the bound: the verification then does what it does without
-    a prefetch (and says why). The caller decides whether the evidence runs at all (the ceremony level)."""
+    """Start asking for this spec's independent implementation in a background thread; True when a request
+    started (not when one is in flight or reusable, there is no second model, or the prompt is over the bound)."""
     key = _key(ctx, name, spec_sha256)
     with _in_flight_lock:
         if key in _in_flight or len(_in_flight) >= MAX_IN_FLIGHT:

@@ -5,8 +5,8 @@ import json
 from typing import Any
 
 from kavi.forge.context import ForgeContext
-from kavi.ledger.ground import GroundRecords
 from kavi.ledger.records import PromotionRow
+from kavi.ledger.verification_records import VerificationRecords
 from kavi.promotion.attestation import (
     key_id,
     sign,
@@ -25,9 +25,9 @@ def _gate_entry(r: dict[str, Any]) -> dict[str, Any]:
 def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, Any]:
     build = ctx.records.get_build(promo.build_id)
     gates = ctx.records.gate_results(promo.build_id)
-    ground = GroundRecords(ctx.records.ledger)
-    verification = ground.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
-    fingerprint = ground.fingerprint_parts(verification.fingerprint) if verification is not None else None
+    verifications = VerificationRecords(ctx.records.ledger)
+    verification = verifications.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
+    fingerprint = verifications.fingerprint_parts(verification.fingerprint) if verification is not None else None
     coach = next((r for r in gates if r["gate"] == COACH_GATE), None)
     if coach is not None and coach.get("verdict") == "omitted":
         coach = None  # no second model reviewed it (ceremony low, one model): the gate list keeps the reason
@@ -59,7 +59,7 @@ def attest_promotion(ctx: ForgeContext, promo: PromotionRow) -> str:
     envelope = sign(stmt, key)
     ref = ctx.store.put(json.dumps(envelope, sort_keys=True, indent=2).encode(), "attestation")
     ctx.records.record_artifact(ref)
-    GroundRecords(ctx.records.ledger).record_attestation(
+    VerificationRecords(ctx.records.ledger).record_attestation(
         seq=promo.seq, name=promo.proposal_name, version=promo.version, build_id=promo.build_id,
         envelope_sha256=ref.sha256, key_id=key_id(key.public_key()))
     return ref.sha256

@@ -1,8 +1,5 @@
-"""Re-verification when the ground moves: the gates re-run on every trusted version's recorded bytes under today's
-judges (tools, policy, gate configuration), the new verdict recorded beside the old one, and a version that now
-fails marked SUSPECT with the failing gate and the reason. Only a person's recorded decision (`kavi reinstate`)
-makes a SUSPECT version trusted again: a later passing re-run is recorded, but does not overturn the finding.
-"""
+"""Re-verification: the gates re-run on trusted versions' recorded bytes under today's judges; a version that now
+fails is SUSPECT until a person reinstates it (a later passing re-run does not overturn the finding)."""
 
 import json
 import shutil
@@ -18,8 +15,8 @@ from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_pol
 from kavi.gates.differential import EvidenceConfig
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.infrastructure import infrastructure_cause
-from kavi.ledger.ground import GroundRecords, VerificationRow, VersionEvent
 from kavi.ledger.records import TrustedRecord
+from kavi.ledger.verification_records import VerificationRecords, VerificationRow, VersionEvent
 from kavi.policy.policy import load_policy
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.redact import Redactor
@@ -66,8 +63,8 @@ def failing_gates(results: list[GateResult]) -> list[dict[str, str]]:
     return [{"gate": r.gate, "reason": r.reason[:300]} for r in results if not r.ok]
 
 
-def ground(ctx: ForgeContext) -> GroundRecords:
-    return GroundRecords(ctx.records.ledger)
+def verification_records(ctx: ForgeContext) -> VerificationRecords:
+    return VerificationRecords(ctx.records.ledger)
 
 
 def fingerprint_for(ctx: ForgeContext) -> Fingerprint:
@@ -79,7 +76,7 @@ def record_forge_verification(ctx: ForgeContext, *, build_id: str, name: str, re
     """Record the fingerprint that judged a forge verification (called by the verify step); returns it for the
     report. Inside the caller's session when there is one."""
     fp = fingerprint_for(ctx)
-    g = ground(ctx)
+    g = verification_records(ctx)
     g.record_fingerprint(fp.digest, fp.parts)
     g.record_verification(build_id=build_id, name=name, version=None, kind=FORGE, fingerprint=fp.digest,
                           passed=passed, failing=failing_gates(results), report_sha256=report_sha256,
@@ -91,7 +88,7 @@ def record_model_call(ctx: ForgeContext, purpose: str, name: str, build_id: str 
                       completion: Any) -> None:
     """Record a model call that is neither a build nor an independent implementation (research advice), so the
     skill's forge cost counts it; `completion` None: the call failed (its tokens are unknown, its attempt counted)."""
-    ground(ctx).record_model_call(
+    verification_records(ctx).record_model_call(
         purpose=purpose, name=name, build_id=build_id, model=getattr(completion, "model", None) or model,
         prompt_tokens=getattr(completion, "prompt_tokens", None),
         completion_tokens=getattr(completion, "completion_tokens", None),
@@ -103,7 +100,7 @@ def stale_versions(ctx: ForgeContext, fp: Fingerprint | None = None,
     """Trusted versions not verified under `fp` (today's fingerprint by default): their verdict is stale."""
     fp = fp or fingerprint_for(ctx)
     trusted = ctx.records.trusted_versions() if trusted is None else trusted
-    g = ground(ctx)
+    g = verification_records(ctx)
     with ctx.records.session():
         latest = g.latest_verification_of_builds([t.build_id for t in trusted])
         parts_cache: dict[str, dict[str, Any] | None] = {}
@@ -124,8 +121,8 @@ def stale_versions(ctx: ForgeContext, fp: Fingerprint | None = None,
 
 
 def moved_versions(ctx: ForgeContext, fp: Fingerprint | None = None) -> list[StaleVersion]:
-    """The stale versions that were verified under a recorded fingerprint that differs from today's: the ground
-    moved under them (versions promoted before fingerprints existed are stale too, but nothing moved)."""
+    """The stale versions verified under a recorded fingerprint other than today's (not those that predate
+    fingerprints)."""
     return [s for s in stale_versions(ctx, fp) if s.verified_under is not None]
 
 
@@ -144,7 +141,7 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
     """Re-run every gate on the version's recorded bytes (the artifacts its promotion hashed), under today's
     fingerprint. Records the verdict beside the earlier ones; a failure marks the version SUSPECT."""
     fp = fp or fingerprint_for(ctx)
-    g = ground(ctx)
+    g = verification_records(ctx)
     previous_row = g.latest_verification_of_builds([t.build_id]).get(t.build_id)
     previous = None if previous_row is None else {
         "fingerprint": previous_row.fingerprint, "passed": previous_row.passed, "kind": previous_row.kind,
@@ -219,8 +216,8 @@ def reverify(ctx: ForgeContext, names: list[str] | None = None, *, only_stale: b
 
 
 def suspects(ctx: ForgeContext) -> list[VersionEvent]:
-    return ground(ctx).suspects()
+    return verification_records(ctx).suspects()
 
 
 def history(ctx: ForgeContext, name: str) -> list[VerificationRow]:
-    return ground(ctx).verifications(name)
+    return verification_records(ctx).verifications(name)

@@ -73,11 +73,8 @@ def _warm_mypy_cache(ctx: ForgeContext, build: BuildRow) -> list[str]:
 
 
 def prepare_verification(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
-    """What the verification needs and does not depend on the build, started now, while the build waits for its
-    model: the mypy cache of a fresh home, the generated inputs and the independent implementation (asked for beside
-    the build's own request; the packet has routed the builder's model, which the independent one must not be). The
-    evidence only where the verification will use it (the ceremony level). A failure to start any of it is a log
-    line, never the build's failure: the verification then does it itself."""
+    """Start what the verification needs but the build does not (the mypy cache, generated inputs, the
+    independent implementation) while the build waits for its model; a failure here is a log line, never the build's."""
     log: list[str] = []
     try:
         log += _warm_mypy_cache(ctx, build)

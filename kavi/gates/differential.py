@@ -242,8 +242,8 @@ def _judge_case(proposal: Proposal, t: _Tally, case_input: Any, first: dict[str,
                   f"on input {shown} your skill's output is too large: {_error(first)}")
         else:
             # Without an oracle, an exception on a generated input cannot be told from an input outside the spec's
-            # domain (an empty list where the spec means a non-empty one, a missing positional argument): measured
-            # on the HumanEval references with no second model, counting it as a failure refused every honest one.
+            # domain (an empty list where the spec means a non-empty one, a missing positional argument): counting it
+            # as a failure would refuse honest skills.
             # It is counted and shown, never a counterexample; with an independent implementation that returned a
             # value on the same input, it is one (above).
             t.outside += 1

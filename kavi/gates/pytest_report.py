@@ -107,9 +107,9 @@ class _Reporter:
 
     def start_coverage(self) -> None:
         # Every skill imports its contract (pydantic, kavi_assets.skills.base): imported here, before the tracer
-        # starts, their hundreds of functions and classes are not traced on the way in (about 0.03 of the job's
-        # 0.4 CPU-s, measured with benchmarks/sandbox_cost.py --part cpu).
-        # Nothing of the skill is imported yet, and only the skills folder is measured: the figures are the same.
+        # starts, their hundreds of functions and classes are not traced on the way in.
+        # Nothing of the skill is imported yet, and only the skills folder is measured: the coverage figures are the
+        # same.
         # (Where they cannot be imported, the skill's own import fails in the tests, as it would have anyway.)
         for module in CONTRACT_MODULES:
             with contextlib.suppress(ImportError):

@@ -71,8 +71,8 @@ _bases_lock = threading.Lock()
 
 
 def _base(cfg: LakeConfig, cache: Path) -> duckdb.DuckDBPyConnection:
-    """This process's DuckDB database with the lake attached (0.15-0.3 s to build); units of work use cursors of it
-    (2 ms). Keyed by pid: a forked child (a Celery prefork worker) builds its own."""
+    """This process's DuckDB database with the lake attached (slow to build); units of work use cheap cursors of it.
+    Keyed by pid: a forked child (a Celery prefork worker) builds its own."""
     key = (os.getpid(), cfg.dsn, str(cfg.data_path))
     with _bases_lock:
         con = _bases.get(key)

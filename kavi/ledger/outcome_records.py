@@ -47,12 +47,8 @@ class OutcomeRecords(RecordsBase):
                 for r in rows]
 
     def outcome_counts(self, task_type: str, as_of: datetime | None = None) -> dict[str, tuple[int, int, float | None]]:
-        """Per model, for one task type: (successes, failures, mean cost of the outcomes that have one).
-
-        What routing needs before an attempt, summed by the database: the attempt reads a few rows, not every
-        outcome ever recorded. With `as_of`, only the outcomes recorded up to then (a batch's runs, see
-        kavi/forge/batch.py).
-        """
+        """Per model, for one task type: (successes, failures, mean cost), summed by the database; with
+        `as_of`, only the outcomes recorded up to then."""
         with self.ledger.connect() as con:
             rows = con.execute(
                 "SELECT model, count(*) FILTER (WHERE success), count(*) FILTER (WHERE NOT success), "

@@ -168,11 +168,8 @@ class ProposalRecords(RecordsBase):
         return row
 
     def list_status(self, name: str | None = None) -> list[dict[str, Any]]:
-        """One row per proposal (or only NAME's): status, attempts, latest build, its model and failure kind.
-
-        Reads the proposals table alone: each row mirrors its latest build (schema 4), so the listing costs one
-        row per proposal however many attempts the ledger holds.
-        """
+        """One row per proposal (or only NAME's): status, attempts, latest build, its model and failure kind,
+        read from the proposals table alone (each row mirrors its latest build)."""
         with self.ledger.connect() as con:
             rows = con.execute(
                 f"""

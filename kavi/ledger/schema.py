@@ -41,8 +41,8 @@ _PROMOTIONS_V5 = (
     "created_at TIMESTAMPTZ NOT NULL"
 )
 
-# Each proposal's latest build, and the proposal columns that mirror it (migration 4; the ledger's
-# bulk seeding in benchmarks/ledger_scale.py applies the same statement).
+# Each proposal's latest build, and the proposal columns that mirror it (migration 4; bulk seeding of a ledger
+# applies the same statement).
 LATEST_BUILDS = (
     "SELECT proposal_name, attempt_number, build_id, model, failure_kind, status FROM builds "
     "QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY attempt_number DESC) = 1"
@@ -242,7 +242,7 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
         3,
         # DuckDB rewrites every index of a table it checkpoints, and it checkpoints when the last connection of a
         # process closes: each forge step paid, per indexed table it wrote, a rewrite of an index as large as the
-        # whole ledger (about 0.1 s per table at 10,000 proposals). The tables that grow with every attempt keep
+        # whole ledger. The tables that grow with every attempt keep
         # no index: the ledger's code keeps their keys unique (it is the only writer, one process at a time), and
         # a lookup scans one column. Only `proposals` (one row per skill) and `promotions` (the sequence of its
         # hash chain) keep their keys.
@@ -273,11 +273,11 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         5,
-        # Migration 3 kept the keys of `proposals` and `promotions`. Measured since: inserting one row into a keyed
-        # table makes the checkpoint at the connection's close rewrite the table's row group with its index: 60 ms
-        # for a new proposal at 10,000 proposals (10 ms in an empty ledger), growing with every proposal and
-        # promotion. Both tables lose their keys; the records keep names unique (checked in the writing
-        # transaction) and the promotion sequence is the hash chain's, which `kavi verify` checks end to end.
+        # Migration 3 kept the keys of `proposals` and `promotions`. Inserting one row into a keyed table makes the
+        # checkpoint at the connection's close rewrite the table's row group with its index, at a cost that grows
+        # with every proposal and promotion. Both tables lose their keys; the records keep names unique (checked in
+        # the writing transaction) and the promotion sequence is the hash chain's, which `kavi verify` checks end to
+        # end.
         (
             f"CREATE TABLE proposals_v5 ({_PROPOSALS_V5})",
             "INSERT INTO proposals_v5 SELECT * FROM proposals",
@@ -466,7 +466,7 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
     ),
     (
         12,
-        # Re-verification when the ground moves. What judged a verification (Python, the gate tools'
+        # Re-verification when the judges change. What judged a verification (Python, the gate tools'
         # versions, the policy files' hash, the gate configuration) is stored once per distinct fingerprint; every
         # verification, the forge's and each later re-run of the gates on a trusted version, is a row beside the
         # earlier ones (never an update), naming its fingerprint and its failing gates. `model_calls` records the

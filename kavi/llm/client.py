@@ -201,10 +201,8 @@ _HTTP: list[openai.DefaultHttpxClient] = []
 
 
 def http_client() -> openai.DefaultHttpxClient:
-    """This process's HTTP client for the SDK (the SDK's own default client, with its defaults), shared by every
-    SDK client: building one loads the TLS trust store, about 16 ms. The run host builds it before it forks, so its
-    run workers (which open two SDK clients each: the build's and the independent implementation's) never do; it
-    holds no connection until a request is made."""
+    """This process's HTTP client for the SDK (its own default client), shared by every SDK client so the TLS trust
+    store is loaded once per process; it holds no connection until a request is made."""
     with _SDK_CLIENTS_LOCK:
         if not _HTTP:
             _HTTP.append(openai.DefaultHttpxClient())
@@ -233,11 +231,8 @@ def known_api_keys() -> list[str]:
 
 
 def config_fingerprint(base_url: str, models: Sequence[str], credential: str = "") -> str:
-    """What a set-aside model is tied to: the endpoint, the model list and (when given) the API key.
-
-    Only a digest of the key enters the fingerprint. Without a credential the fingerprint is the same as it
-    always was, so set-aside records written before keep matching.
-    """
+    """What a set-aside model is tied to: the endpoint, the model list and (when given) a digest of the API
+    key; without a key the fingerprint is unchanged, so older set-aside records keep matching."""
     parts = [base_url, *sorted(models)]
     if credential:
         parts.append("key:" + hashlib.sha256(credential.encode()).hexdigest())

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kavi.ledger.artifacts import ArtifactCorruptError, ArtifactStore
-from kavi.ledger.ground import GroundRecords
 from kavi.ledger.records import ForgeRecords, PromotionRow
+from kavi.ledger.verification_records import VerificationRecords
 from kavi.promotion.attestation import AttestationError, home_public_key, verify_envelope
 
 
@@ -20,7 +20,7 @@ class AttestationCheck:
 
 def check_attestations(records: ForgeRecords, store: ArtifactStore, home: Any) -> AttestationCheck:
     """Every promotion's attestation: present, its bytes intact, signed by the home's key, about the promoted bytes."""
-    links = GroundRecords(records.ledger).attestations()
+    links = VerificationRecords(records.ledger).attestations()
     public = home_public_key(home)
     problems: list[str] = []
     checked = legacy = 0
@@ -67,7 +67,7 @@ def find_attestation(records: ForgeRecords, name: str, version: int | None) -> t
     if not promos:
         raise LookupError(f"{name}{'' if version is None else f'@{version}'} was never promoted")
     promo = promos[-1]
-    link = GroundRecords(records.ledger).attestations().get(promo.seq)
+    link = VerificationRecords(records.ledger).attestations().get(promo.seq)
     if link is None or link[0] is None:
         raise LookupError(f"{name}@{promo.version} has no signed attestation"
                           + (f" ({link[2]})" if link is not None and link[2] else ""))

@@ -80,11 +80,8 @@ def write_registry(records: ForgeRecords, path: Path) -> dict[str, Any]:
 
 
 def registry_file_mark(path: Path) -> tuple[int, int] | None:
-    """The ledger mark the registry file was generated at, or None (missing, unreadable, or without a mark).
-
-    The sensor asks at every tick and the skills list is as long as the registry: a file laid out as
-    `registry_text` writes it is read up to its header's mark line; any other layout is parsed whole.
-    """
+    """The ledger mark the registry file was generated at, or None (missing, unreadable, or without a
+    mark); a file laid out as `registry_text` writes it is read only up to its header's mark line."""
     prefix = '  "ledger_mark": '
     try:
         with path.open(encoding="utf-8") as fh:

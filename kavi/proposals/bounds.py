@@ -37,7 +37,7 @@ class BoundsError(ValueError):
 
 
 # The forge's own YAML files (the policy, the capability map, the cassettes), not untrusted text (that goes through
-# parse_yaml_bounded): libyaml's safe loader where PyYAML was built with it (the same safe subset, ~8x faster),
+# parse_yaml_bounded): libyaml's safe loader where PyYAML was built with it (the same safe subset, faster),
 # else the pure-Python one.
 SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -44,11 +44,8 @@ def betainc(a: float, b: float, x: float) -> float:
 
 @lru_cache(maxsize=65536)
 def beta_ppf(q: float, a: float, b: float) -> float:
-    """The q-quantile of Beta(a, b), by bisection on betainc (monotone, so 60 halvings are exact enough).
-
-    Cached: posteriors are recomputed for every build packet, and their parameters are a fixed prior plus
-    integer counts, so the same (q, a, b) comes back again and again.
-    """
+    """The q-quantile of Beta(a, b), by bisection on betainc; cached, as the same (q, a, b) recurs for every
+    build packet."""
     if not (a > 0.0 and b > 0.0):
         raise ValueError(f"Beta parameters must be positive, got a={a}, b={b}")
     lo, hi = 0.0, 1.0

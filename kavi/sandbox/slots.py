@@ -1,19 +1,13 @@
 """Gate slots: at most N builds of this machine run their gates at once (KAVI_GATE_SLOTS, default: the CPUs this
-process may use; 0: no limit).
-
-Why: the gates are the forge's CPU work (sandboxed ruff, mypy, pytest and acceptance processes), the model answers
-are its waiting. With many runs at once (`kavi forge --all --concurrency 8`) the runs started together also verify
-together: eight verifications share two cores, each takes four times as long, and while they all wait for their
-next model answer the cores sit idle. With a slot per core a verification runs at full speed as soon as it has a
-slot, the others wait their turn without competing for the cores, and the runs spread out, so one run's gates fill
-the time another waits for its model. Measured in benchmarks/forge_parallel.py.
+process may use; 0: no limit), so concurrent runs' verifications take turns at full speed instead of sharing the
+cores, and one run's gates fill the time another waits for its model.
 
 How: the slots are lock files in a folder of this user's runtime directory (machine-local: workers of other machines
 have their own cores and their own folder), mode 0700. A holder keeps an exclusive `flock` on one slot file; the
 kernel releases it when the holder's process ends however it ends, so a killed run never keeps a slot. Waiters
 queue on a second lock (every taker passes it, so none overtakes a waiter by finding a slot free first) and the
-first in the queue tries the slots every few milliseconds. The descriptors are
-close-on-exec: a gate's sandboxed process never inherits a slot.
+first in the queue tries the slots every few milliseconds. The descriptors are close-on-exec: a gate's sandboxed
+process never inherits a slot.
 
 Taking a slot within a slot (the same thread, a nested verification) does not wait: it is the same build's work.
 """

@@ -37,9 +37,8 @@ MAX_SPEC_QUERY_CHARS = 6000  # a proposal used as the query (its description alo
 MAX_RESULTS = 50
 RRF_K = 60  # the usual constant of reciprocal rank fusion
 MAX_EXAMPLES_CHARS = 2000  # what of a spec's examples is indexed: enough for their words, not their bulk
-# Measured on the shipped skills: a renamed copy scores 0.89-1.0, a close paraphrase about 0.8, two different
-# skills of the same family (the note skills) up to 0.49, unrelated ones under 0.3. Warned from half of it.
-# DEFAULT_DUPLICATE_SCORE (0.8) lives with the settings.
+# The near-copy threshold, DEFAULT_DUPLICATE_SCORE, lives with the settings (the README gives the scores it was
+# chosen from); a warning starts at half of it.
 __all__ = ["DEFAULT_DUPLICATE_SCORE"]
 # BM25 per field, weighted: a word of the name or the description says more about what a skill does than a word
 # of its examples (a URL in an example made every query with "url" in it find the HTTP skill).
@@ -54,7 +53,7 @@ def _bm25_sql(kind: str, *, query: bool) -> str:
     """Weighted BM25 of every document of a kind in one statement, over the fts extension's own index tables
     (its tokenizer, stemmer, dictionary and statistics) with match_bm25's formula: the sum over fields of the
     field's weight times match_bm25(..., fields := that field). One pass instead of one macro call per field (per
-    document, for the self-match), which took minutes for 600 skills.
+    document, for the self-match).
 
     With `query` the terms are those of the bound query text; without, every term of each document: its
     self-match, the score its own text gets as a query."""

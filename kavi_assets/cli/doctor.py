@@ -222,6 +222,6 @@ def run_checks(home: KaviHome) -> list[Check]:
 
 
 def _ground_checks(home: KaviHome) -> list[Check]:
-    from kavi_assets.cli.ground_cmd import doctor_checks
+    from kavi_assets.cli.reverify_cmd import doctor_checks
 
     return doctor_checks(home)

@@ -40,7 +40,7 @@ def _register_groups() -> None:
         check_cmd.register(app)
     except ImportError:
         pass
-    from kavi_assets.cli import ceremony_cmd, demo_cmd, ground_cmd, holdout_cmd, policy_cmd, runtime_cmd
+    from kavi_assets.cli import ceremony_cmd, demo_cmd, holdout_cmd, policy_cmd, reverify_cmd, runtime_cmd
 
     demo_cmd.register(app)
     policy_cmd.register(app)
@@ -53,7 +53,7 @@ def _register_groups() -> None:
     from kavi_assets.cli import decompose_cmd
 
     decompose_cmd.register(app)
-    ground_cmd.register(app)
+    reverify_cmd.register(app)
     from kavi_assets.cli import scale_cmd
 
     scale_cmd.register(app)
@@ -63,12 +63,8 @@ _register_groups()
 
 
 def main() -> None:
-    """The `kavi` command: the app, then an exit that does not walk the whole heap again.
-
-    At exit the interpreter collects garbage over everything a command loaded (Dagster, DuckDB, the definitions)
-    several times, which is slow. One collection here runs every unreachable cycle's finalizers as an ordinary exit
-    would; the objects still alive are then frozen, so the exit's own collections skip them (they are released with
-    the process, as at any exit)."""
+    """The `kavi` command: the app, then one collection (finalizers run as at any exit) and a freeze, so the
+    exit's own collections do not walk everything the command loaded again."""
     try:
         app()
     finally:

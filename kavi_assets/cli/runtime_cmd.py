@@ -34,7 +34,7 @@ class TrustedVersions:
 
     def __init__(self, h: KaviHome) -> None:
         from kavi.runtime.trust import TrustedSkill
-        from kavi_assets.cli.ground_cmd import ground_note, refused_suspects
+        from kavi_assets.cli.reverify_cmd import refused_suspects, stale_verdicts_note
 
         self.records = _records(h)
         self.by_name: dict[str, dict[int, Any]] = {}
@@ -47,7 +47,7 @@ class TrustedVersions:
                     version=t.version)
             # SUSPECT versions the setting keeps from running: name -> {version: reason}
             self.suspect: dict[str, dict[int, str]] = refused_suspects(self.records)
-            ground_note(h, self.records, builds)
+            stale_verdicts_note(h, self.records, builds)
 
     def latest(self) -> list[Any]:
         return [versions[max(versions)] for _, versions in sorted(self.by_name.items())]
@@ -65,7 +65,7 @@ class TrustedVersions:
             suspect = self.suspect.get(name, {})
             if suspect and max(suspect) > max(versions or [0]):
                 # The newest version failed its re-verification: never fall back silently to an older one.
-                from kavi_assets.cli.ground_cmd import suspect_refusal
+                from kavi_assets.cli.reverify_cmd import suspect_refusal
 
                 raise SkillNotTrusted(suspect_refusal(name, max(suspect), suspect[max(suspect)], versions))
             return versions[max(versions)] if versions else None

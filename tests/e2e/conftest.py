@@ -4,7 +4,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from demo_support import DemoRun, kavi
+
+from tests.factories import DemoRun, run_kavi
 
 
 @pytest.fixture(scope="session")
@@ -13,5 +14,5 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoRun]:
     home, dagster_home = root / "kavi-home", root / "dagster-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KAVI_", "DAGSTER_"))}
     env.update(KAVI_HOME=str(home), DAGSTER_HOME=str(dagster_home), KAVI_RECORDED_SPEED="0")
-    proc = kavi(["demo"], env, timeout=900)
+    proc = run_kavi(["demo"], env, timeout=900)
     yield DemoRun(home, dagster_home, env, proc.stdout + proc.stderr, proc.returncode)

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cdp import Browser
-from demo_support import DemoRun
+
+from tests.e2e.cdp import Browser
+from tests.factories import DemoRun
 
 pytestmark = pytest.mark.browser
 

@@ -11,11 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from demo_support import kavi
+
+from tests.factories import REPO, run_kavi
 
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
+EXAMPLES = REPO / "kavi" / "examples" / "proposals"
 
 
 def test_daemon_retries_and_learns(tmp_path: Path) -> None:
@@ -38,7 +39,7 @@ def test_daemon_retries_and_learns(tmp_path: Path) -> None:
         doc: dict[str, object] = {}
         while time.monotonic() < deadline:
             time.sleep(3)
-            out = kavi(["lineage", "slugify_title", "--json"], env, timeout=60)
+            out = run_kavi(["lineage", "slugify_title", "--json"], env, timeout=60)
             if out.returncode != 0:
                 continue
             doc = json.loads(out.stdout)

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.factories import REPO
+
+ROOT = REPO
 pytestmark = pytest.mark.slow
 
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import REPO
+
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 # What the wheel is built from: the project without environments, caches or build leftovers (a stale *.egg-info
 # would carry an old file list into the wheel), and without what the wheel does not hold.
 _TOP_LEVEL_LEFT_OUT = {".git", ".venv", "venv", "build", "dist", ".mypy_cache", ".ruff_cache", ".pytest_cache",

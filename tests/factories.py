@@ -1,0 +1,195 @@
+"""Test factories: specs and proposals, builds, and trusted versions, recorded through the forge's own records and
+step functions; and the real `kavi` CLI in a subprocess. Every test builds these from here."""
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kavi.forge.attempt import BUILD_OK
+from kavi.forge.context import ForgeContext, ForgeSettings
+from kavi.forge.promote import approve, promote
+from kavi.forge.verify import VerifyOutcome, verify
+from kavi.home import KaviHome
+from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.proposals.model import Proposal, parse_proposal
+from kavi.verdicts import ALL_GATES, DETERMINISTIC_GATES, GATE_COACH, GateResult
+
+REPO = Path(__file__).resolve().parents[1]
+ANSWERS = REPO / "kavi" / "examples" / "answers"
+PROPOSALS = REPO / "kavi" / "examples" / "proposals"
+CORPUS = REPO / "tests" / "corpus"
+
+# -- specs and proposals ----------------------------------------------------------------------------------------------
+WORD_COUNT_SOURCE = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
+WORD_COUNT_TESTS = (ANSWERS / "word_count" / "1" / "test.py").read_text()
+# A second version of the same skill: same interface, a different description (so a different hash).
+WORD_COUNT_V2 = WORD_COUNT_SOURCE.replace('description = "Count the words, lines and characters of a text."',
+                                          'description = "Count words, lines and characters (version two)."')
+# The same skill declared FILE_WRITE: what a revised proposal with a changed class would be built into.
+WORD_COUNT_FILE_WRITE = WORD_COUNT_SOURCE.replace("SideEffectClass.READ_ONLY", "SideEffectClass.FILE_WRITE")
+# Tests recorded for a build whose tests nothing runs.
+PLACEHOLDER_TESTS = "def test_x() -> None: ...\n"
+
+# The shipped word_count answer's proposal (kavi/examples/answers/word_count/1).
+WORD_COUNT_SPEC: dict[str, Any] = {
+    "name": "word_count",
+    "description": "Count the words, lines and characters of a text.",
+    "inputs": [{"name": "text", "type": "str"}],
+    "outputs": [{"name": "words", "type": "int"}, {"name": "lines", "type": "int"},
+                {"name": "characters", "type": "int"}],
+    "side_effect_class": "READ_ONLY",
+    "examples": [{"input": {"text": "a b"}, "expected": {"words": 2, "lines": 1}}],
+    "holdout_examples": [{"input": {"text": "one two"}, "expected": {"words": 2, "lines": 1}}],
+}
+
+# A user policy that tightens a rule word_count relies on: the `re` module is refused.
+REFUSE_RE = """modules:
+  re:
+    verdict: refused
+    reason: regular expressions are refused on this machine (a test's tightening)
+    instead: split the text with str.split
+"""
+
+
+def word_count_spec(**changes: Any) -> dict[str, Any]:
+    """The word_count proposal as data, with fields replaced at will (a fresh copy each call)."""
+    return copy.deepcopy({**WORD_COUNT_SPEC, **changes})
+
+
+def word_count_proposal(**changes: Any) -> Proposal:
+    return parse_proposal(word_count_spec(**changes))
+
+
+def example_spec(name: str) -> dict[str, Any]:
+    """A shipped example proposal (kavi/examples/proposals/NAME.yaml) as data."""
+    data: dict[str, Any] = yaml.safe_load((PROPOSALS / f"{name}.yaml").read_text())
+    return data
+
+
+def example_source(name: str) -> str:
+    """The latest numbered recorded answer's skill source for a shipped example."""
+    versions = sorted((p for p in (ANSWERS / name).iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+    return (versions[-1] / "skill.py").read_text()
+
+
+# -- the forge --------------------------------------------------------------------------------------------------------
+def no_model() -> Any:
+    raise AssertionError("no model call expected here")
+
+
+def forge_ctx(home: KaviHome, **settings: Any) -> ForgeContext:
+    """A forge context whose model must not be called; `settings` are ForgeSettings fields (none: the defaults)."""
+    return ForgeContext.open(home, no_model, ForgeSettings(**settings) if settings else None)
+
+
+# -- builds -----------------------------------------------------------------------------------------------------------
+def record_build(home: KaviHome, spec: dict[str, Any] | None = None, source: str | None = None,
+                 tests: str | None = None, *, model: str = "builder-m", prompt_tokens: int | None = 1000,
+                 completion_tokens: int | None = 400, latency_ms: float | None = 1500.0) -> str:
+    """Record the spec (a first proposal or a revision; default word_count's) and its next attempt, BUILT, holding
+    `source` and `tests` as a model's answer would. Without `source`: the shipped word_count answer and its tests;
+    with it, `tests` defaults to a placeholder. Returns the build id."""
+    spec = copy.deepcopy(spec or WORD_COUNT_SPEC)
+    if source is None:
+        source, tests = WORD_COUNT_SOURCE, WORD_COUNT_TESTS if tests is None else tests
+    ctx = forge_ctx(home)
+    ctx.records.register_proposal(parse_proposal(spec), source_path=None, complexity=0.1)
+    name = spec["name"]
+    attempt = len(ctx.records.builds(name)) + 1
+    packet = ctx.store.put(json.dumps({"kind": "BUILD_PACKET", "messages": [], "attempt": attempt}).encode(),
+                           "build_packet")
+    skill = ctx.store.put(source.encode(), "skill_source")
+    test = ctx.store.put((PLACEHOLDER_TESTS if tests is None else tests).encode(), "skill_tests")
+    build_id = f"{name}-a{attempt}-test"
+    ctx.records.start_build(name, run_id=None, model=model, endpoint="e", packet=packet, build_id=build_id,
+                            attempt=attempt, parent_build_id=None, lineage_parent="0" * 64)
+    ctx.records.finish_build(build_id, status=BUILD_OK, failure_kind=None, skill_sha256=skill.sha256,
+                             test_sha256=test.sha256, prompt_tokens=prompt_tokens,
+                             completion_tokens=completion_tokens, latency_ms=latency_ms)
+    return build_id
+
+
+def passing_gates(coach: bool | None = None) -> list[GateResult]:
+    """Every gate passed. With `coach` False, the coach gate is omitted as the pipeline records it at ceremony low;
+    with True, a coach model passed it; None: ALL_GATES, each PASSED."""
+    if coach is None:
+        return [GateResult(g, Verdict.PASSED, "ok", 0.1) for g in ALL_GATES]
+    review = (GateResult(GATE_COACH, Verdict.PASSED, "the coach found the tests adequate", 0.1,
+                         details={"coach_model": "coach-m"}) if coach
+              else GateResult(GATE_COACH, Verdict.OMITTED, "ceremony low: deterministic gates only", 0.0,
+                              details={"ceremony": "low"}))
+    return [*(GateResult(g, Verdict.PASSED, "ok", 0.1, details={}) for g in DETERMINISTIC_GATES), review]
+
+
+def verified_candidate(home: KaviHome, spec: dict[str, Any] | None = None, source: str | None = None,
+                       tests: str | None = None, *, gates: Sequence[GateResult] | None = None,
+                       **build: Any) -> str:
+    """A recorded attempt (see record_build) whose gate verdicts are recorded as passed without running the gates:
+    the proposal is VERIFIED, awaiting a person's approval. Returns the build id."""
+    build_id = record_build(home, spec, source, tests, **build)
+    ctx = forge_ctx(home)
+    name = (spec or WORD_COUNT_SPEC)["name"]
+    ctx.records.record_gate_results(build_id, list(passing_gates() if gates is None else gates))
+    ctx.records.finish_build(build_id, status="VERIFIED", failure_kind=None)
+    ctx.records.set_status(name, ProposalStatus.VERIFIED, build_id=build_id, reason="every gate passed")
+    return build_id
+
+
+def trust_version(home: KaviHome, spec: dict[str, Any] | None = None, source: str | None = None,
+                  tests: str | None = None, *, approver: str = "ada", coach: bool | None = None,
+                  **build: Any) -> str:
+    """The next trusted version, fast: a verified candidate (gate verdicts recorded, not run), a person's approval
+    and the promotion. Returns the build id."""
+    build_id = verified_candidate(home, spec, source, tests, gates=passing_gates(coach), **build)
+    ctx = forge_ctx(home)
+    name = (spec or WORD_COUNT_SPEC)["name"]
+    approve(ctx, name, approver)
+    assert promote(ctx, name).promoted
+    return build_id
+
+
+def trust_example(home: KaviHome, name: str, approver: str = "ada") -> str:
+    """A shipped example skill trusted fast (trust_version of its proposal and its latest recorded answer)."""
+    return trust_version(home, example_spec(name), example_source(name), approver=approver)
+
+
+def verified_by_gates(home: KaviHome, **build: Any) -> VerifyOutcome:
+    """A recorded word_count attempt (see record_build) judged by the real gates, without the generated-input
+    evidence."""
+    build_id = record_build(home, **build)
+    return verify(forge_ctx(home, evidence_levels=()), "word_count", None, build_id)
+
+
+def trust_by_gates(home: KaviHome, approver: str = "ada", **build: Any) -> VerifyOutcome:
+    """A trusted word_count version whose gates really ran (and passed), approved by a person and promoted."""
+    outcome = verified_by_gates(home, **build)
+    assert outcome.passed, [r.to_dict() for r in outcome.results if not r.ok]
+    ctx = forge_ctx(home, evidence_levels=())
+    approve(ctx, "word_count", approver)
+    assert promote(ctx, "word_count").promoted
+    return outcome
+
+
+# -- the real CLI -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DemoRun:
+    """One finished `kavi demo` run: its homes, its environment and what it printed."""
+
+    home: Path
+    dagster_home: Path
+    env: dict[str, str]
+    stdout: str
+    returncode: int
+
+
+def run_kavi(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The real `kavi` CLI in a subprocess of this interpreter, with `env` as its whole environment."""
+    return subprocess.run([sys.executable, "-m", "kavi_assets.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
