@@ -3,6 +3,7 @@ server that a job can neither read, inherit from, nor use to outlive its limits.
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -96,10 +97,15 @@ def test_socket_is_refused(runner: WarmRunner, tmp_path: Path) -> None:
 def test_each_job_has_its_own_network_namespace(runner: WarmRunner, tmp_path: Path) -> None:
     if not runner.netns_per_job:
         pytest.skip("this kernel does not let the warm runner's children enter their own network namespace")
-    code = "import os; print(os.readlink('/proc/self/ns/net'))"
-    a, b = _py(code, tmp_path, wall_s=20), _py(code, tmp_path, wall_s=20)
-    assert a.stdout.strip() and a.stdout.strip() != b.stdout.strip()
-    assert a.stdout.strip() != os.readlink(f"/proc/{runner.proc.pid}/ns/net")
+    # Both jobs alive at once: a namespace's inode number is reused once it is freed, so jobs one after the other
+    # could show the same number for two namespaces.
+    code = "import os, time; print(os.readlink('/proc/self/ns/net'), time.time(), flush=True); time.sleep(2)"
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(lambda _: _py(code, tmp_path, wall_s=20), range(2))
+    (ns_a, t_a), (ns_b, t_b) = a.stdout.split(), b.stdout.split()
+    assert abs(float(t_a) - float(t_b)) < 1.5  # they overlapped
+    assert ns_a.startswith("net:[") and ns_a != ns_b
+    assert ns_a != os.readlink(f"/proc/{runner.proc.pid}/ns/net")
 
 
 def test_sleep_forever_is_killed_at_the_wall_with_its_children(runner: WarmRunner, tmp_path: Path) -> None:
