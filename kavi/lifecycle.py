@@ -46,3 +46,14 @@ class FailureKind(StrEnum):
     # No endpoint is configured and the recorded model has nothing for this proposal: a configuration problem for
     # the person running the forge, not the model's outcome (never fed to the router, never retried on its own).
     LLM_NOT_CONFIGURED = "LLM_NOT_CONFIGURED"
+
+
+class Refusal(StrEnum):
+    """Why the runtime refused to run a trusted skill; such a run's record says REFUSED and names one of these."""
+
+    NOT_TRUSTED = "NOT_TRUSTED"  # the version was retired, or never promoted
+    REVOKED = "REVOKED"
+    SUSPECT = "SUSPECT"  # its re-verification failed and the setting keeps it from running
+    TAMPERED = "TAMPERED"  # its bytes do not match the trusted hash
+    SCHEMA = "SCHEMA"  # the input does not match the skill's input schema
+    CLASS_NOT_ALLOWED = "CLASS_NOT_ALLOWED"  # its side-effect class is not allowed where it was called

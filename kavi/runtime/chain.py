@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kavi.runtime.errors import ChainMappingError, ConfirmationRequired
+from kavi.runtime.errors import ChainMappingError, ConfirmationRequired, SkillNotTrusted
 from kavi.runtime.executor import CAPABILITIES, SkillRunner, needs_confirmation
 from kavi.runtime.records import ExecutionRecord, new_id
 from kavi.runtime.steps import ChainStep, build_step_input
@@ -47,15 +47,20 @@ def run_chain(
     """Run the steps in one session; each record's parent is the previous step's record.
 
     Every step's skill must be trusted and, when it has side effects, confirmed — checked for all steps
-    before the first one runs, so a chain never stops half-way for a refusal it could have foreseen."""
+    before the first one runs, so a chain never stops half-way for a refusal it could have foreseen. A step whose
+    version the ledger will not run (revoked, suspect) leaves a REFUSED record before the chain is refused."""
+    session = session_id or new_id()
     for index, step in enumerate(spec.steps):
-        skill = runner.lookup(step.skill)
+        try:
+            skill = runner.lookup(step.skill)
+        except SkillNotTrusted as exc:
+            raise runner.record_refusal(exc, dict(step.input or {}), session_id=session,
+                                        parent_execution_id=parent_execution_id) from None
         if needs_confirmation(skill.side_effect_class) and not confirmed:
             raise ConfirmationRequired(
                 f"chain step {index} runs {skill.name!r}, which is {skill.side_effect_class.value} "
                 f"(it can {CAPABILITIES[skill.side_effect_class]}); confirm to run the chain"
             )
-    session = session_id or new_id()
     records: list[ExecutionRecord] = []
     parent = parent_execution_id
     for index, step in enumerate(spec.steps):

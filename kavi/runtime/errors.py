@@ -1,8 +1,16 @@
 """Errors the runtime raises when it refuses to run something; the CLI reports them without a traceback."""
 
+from typing import Any
+
+from kavi.lifecycle import Refusal
+
 
 class RuntimeRefusal(Exception):
-    """Base of every refusal: nothing of the skill ran, and the message says why and what to do."""
+    """Base of every refusal: nothing of the skill ran, and the message says why and what to do.
+
+    `record` is the REFUSED execution record the refusal left, when the runner wrote one."""
+
+    record: Any = None
 
 
 class TrustError(RuntimeRefusal):
@@ -14,7 +22,22 @@ class SkillLoadError(TrustError):
 
 
 class SkillNotTrusted(RuntimeRefusal):
-    """The skill is unknown or not in the trusted registry."""
+    """The skill is unknown or not in the trusted registry.
+
+    `skill` is the refused version as the ledger knows it (None for a name never trusted), `kind` why."""
+
+    def __init__(self, message: str, *, skill: Any = None, kind: Refusal = Refusal.NOT_TRUSTED) -> None:
+        super().__init__(message)
+        self.skill = skill
+        self.kind = kind
+
+
+class ClassNotAllowed(RuntimeRefusal):
+    """The skill's side-effect class is not allowed where it was called (a server not opted in to it)."""
+
+
+class ExecutionLogError(RuntimeRefusal):
+    """The execution log could not be written: a run whose start cannot be recorded does not run."""
 
 
 class ConfirmationRequired(RuntimeRefusal):

@@ -1,12 +1,11 @@
-"""Ingest the execution log (JSONL) into the ledger: incremental by byte offset, idempotent by execution id."""
+"""Ingest the execution log (JSONL) into the ledger: incremental by byte offset, idempotent by execution id; the
+runs' records are ingested, their `started` lines are not."""
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from kavi.ledger.store import Ledger, utcnow
-from kavi.runtime.records import ExecutionRecord
+from kavi.runtime.records import ExecutionRecord, parse_log_line
 
 # Named, not positional: later migrations add columns (skill_version, caller) to the end of the table.
 _COLUMNS = ("execution_id, parent_execution_id, replay_of, session_id, skill_name, source_hash, side_effect_class, "
@@ -42,10 +41,11 @@ def ingest_execution_log(ledger: Ledger, log_path: Path) -> IngestResult:
     for raw in lines:
         if not raw.strip():
             continue
-        try:
-            records.append(ExecutionRecord.model_validate_json(raw))
-        except (ValidationError, ValueError):
-            malformed += 1
+        line = parse_log_line(raw)
+        if isinstance(line, ExecutionRecord):
+            records.append(line)
+        elif line is None:
+            malformed += 1  # a `started` line is not a run's record: its run's record follows it
     rows = [
         [r.execution_id, r.parent_execution_id, r.replay_of, r.session_id, r.skill_name, r.source_hash,
          r.side_effect_class.value, r.input_json, r.output_json, r.success, r.error, r.started_at, r.finished_at,

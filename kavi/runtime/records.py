@@ -1,8 +1,10 @@
-"""Execution records and their append-only JSONL log (one fsync'd line per run, ingested into the ledger)."""
+"""Execution records and their append-only JSONL log, ingested into the ledger: a `started` line, fsync'd before any
+of the skill's code runs, and the record of the run when it ends (a refusal before the start is that record alone)."""
 
 import hashlib
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,11 +14,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from kavi.lifecycle import Refusal
+from kavi.runtime.errors import ExecutionLogError
 from kavi.skills.base import SideEffectClass
 
 RECORD_VERSION: Literal[1] = 1
 # model_dump_json writes fields in declaration order, so every line starts with this.
 _RECORD_START = b'{"v":1,'
+_STARTED_START = b'{"v":1,"kind":"started",'
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # The log keeps an input or output whole up to this many characters of JSON; a larger one is kept as its SHA-256,
 # its size and its first EXCERPT_CHARS characters (a 10 MB value would otherwise be a 10 MB log line, read again
 # by every tail, replay and ingest). An error message is cut to EXCERPT_CHARS.
@@ -41,9 +47,16 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+def escape_text(text: str) -> str:
+    """`text` with every lone surrogate written as its JSON escape (\\udXXX), so it can always be encoded as UTF-8.
+    Inside JSON text the escape decodes back to the same character; in a message it shows what was there."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def to_json(value: Any) -> str:
-    """Compact, key-sorted JSON; values JSON cannot represent are shown with str() rather than lost."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Compact, key-sorted JSON; values JSON cannot represent are shown with str() rather than lost, and lone
+    surrogates are escaped."""
+    return escape_text(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
 
 
 class ValueDigest(BaseModel):
@@ -87,6 +100,8 @@ class ExecutionRecord(BaseModel):
     # Who asked for the run when it was not the local CLI: an MCP client as `mcp:NAME/VERSION` (from its initialize
     # request). Absent from the log line when None, so records of `kavi run` read as they always did.
     caller: str | None = Field(default=None, max_length=MAX_CALLER_CHARS)
+    # Set when the runtime refused the run (nothing of the skill's own work ran); absent from the line otherwise.
+    refusal: Refusal | None = None
 
     @model_validator(mode="after")
     def _input_kept_or_digested(self) -> "ExecutionRecord":
@@ -107,6 +122,8 @@ class ExecutionRecord(BaseModel):
 
     @property
     def status(self) -> str:
+        if self.refusal is not None:
+            return "REFUSED"
         return "ok" if self.success else "FAIL"
 
     @property
@@ -131,8 +148,12 @@ class ExecutionRecord(BaseModel):
 
     def for_log(self) -> "ExecutionRecord":
         """The record as the log keeps it: a value over MAX_KEPT_JSON_CHARS becomes its digest, and a long error
-        is cut. The record a run returns keeps everything (a chain maps the whole output to its next step)."""
-        update: dict[str, Any] = {}
+        is cut, and lone surrogates in any text are escaped. The record a run returns keeps everything (a chain maps
+        the whole output to its next step)."""
+        update: dict[str, Any] = {name: escape_text(value) for name in _TEXT_FIELDS
+                                  if isinstance(value := getattr(self, name), str) and _SURROGATE.search(value)}
+        if update:
+            return self.model_copy(update=update).for_log()
         if self.input_json is not None and len(self.input_json) > MAX_KEPT_JSON_CHARS:
             update.update(input_json=None, input_digest=ValueDigest.of(self.input_json))
         if self.output_json is not None and len(self.output_json) > MAX_KEPT_JSON_CHARS:
@@ -140,6 +161,35 @@ class ExecutionRecord(BaseModel):
         if self.error is not None and len(self.error) > EXCERPT_CHARS:
             update["error"] = f"{self.error[:EXCERPT_CHARS]}... [{len(self.error) - EXCERPT_CHARS} more characters]"
         return self.model_copy(update=update) if update else self
+
+
+_TEXT_FIELDS = ("execution_id", "parent_execution_id", "replay_of", "session_id", "skill_name", "source_hash",
+                "input_json", "output_json", "error", "started_at", "finished_at", "caller")
+
+
+class StartRecord(BaseModel):
+    """The line written, and fsync'd, before any of a run's skill code runs: what is about to run, for whom, and a
+    digest of its input. Its execution id is the one the run's record will carry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    v: Literal[1] = RECORD_VERSION
+    kind: Literal["started"] = "started"
+    execution_id: str
+    parent_execution_id: str | None = None
+    replay_of: str | None = None
+    session_id: str
+    skill_name: str
+    skill_version: int | None = None
+    source_hash: str
+    side_effect_class: SideEffectClass
+    input_sha256: str
+    started_at: str
+    caller: str | None = Field(default=None, max_length=MAX_CALLER_CHARS)
+
+
+def input_sha256(input_json: str) -> str:
+    return hashlib.sha256(input_json.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -156,6 +206,16 @@ def _parse_line(raw: bytes) -> ExecutionRecord | None:
         return None
 
 
+def parse_log_line(raw: bytes) -> ExecutionRecord | StartRecord | None:
+    """One line of the log: a run's record, a `started` line, or None when it is neither (torn, edited)."""
+    if raw.startswith(_STARTED_START):
+        try:
+            return StartRecord.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            return None
+    return _parse_line(raw)
+
+
 class ExecutionLog:
     """Append-only JSONL of ExecutionRecords; each append is one write of one full line, fsync'd by default."""
 
@@ -164,11 +224,24 @@ class ExecutionLog:
         self.fsync = fsync
         self.last_stats = ReadStats()
 
-    def append(self, record: ExecutionRecord) -> None:
-        kept = record.for_log()
-        # The digest fields appear only on records that need them, so every other line reads as it always did.
-        absent = {name for name in ("input_digest", "output_digest", "caller") if getattr(kept, name) is None}
-        line = (kept.model_dump_json(exclude=absent) + "\n").encode("utf-8")
+    def append(self, record: ExecutionRecord | StartRecord) -> None:
+        """Write one line and fsync it; ExecutionLogError when that cannot be done (the line was not written)."""
+        if isinstance(record, StartRecord):
+            absent = {"caller"} if record.caller is None else set()
+            kept: BaseModel = record
+        else:
+            kept = record.for_log()
+            # The optional fields appear only on records that need them, so every other line reads as it always did.
+            absent = {name for name in ("input_digest", "output_digest", "caller", "refusal")
+                      if getattr(kept, name) is None}
+        try:
+            line = (kept.model_dump_json(exclude=absent) + "\n").encode("utf-8")
+            self._write(line)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+            raise ExecutionLogError(f"the execution log ({self.path.name}) could not be written: {reason}") from None
+
+    def _write(self, line: bytes) -> None:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         try:
             fd = os.open(self.path, flags, 0o600)
@@ -188,8 +261,8 @@ class ExecutionLog:
         finally:
             os.close(fd)
 
-    def iter_records(self) -> Iterator[ExecutionRecord]:
-        """Records in file order; malformed lines are skipped and counted in `last_stats` when done."""
+    def iter_lines(self) -> Iterator[ExecutionRecord | StartRecord]:
+        """Records and `started` lines in file order; malformed lines are skipped and counted in `last_stats`."""
         malformed = 0
         try:
             fh = self.path.open("rb")
@@ -200,16 +273,32 @@ class ExecutionLog:
             for raw in fh:
                 if not raw.strip():
                     continue
-                record = _parse_line(raw)
+                record = parse_log_line(raw)
                 if record is None:
                     malformed += 1
                     # A crash can leave a torn line without its newline, and the next append is then glued
-                    # onto it. Every record starts with the same prefix, so the glued record is recovered.
+                    # onto it. Every line starts with the same prefix, so the glued line is recovered.
                     start = raw.rfind(_RECORD_START)
-                    record = _parse_line(raw[start:]) if start > 0 else None
+                    record = parse_log_line(raw[start:]) if start > 0 else None
                 if record is not None:
                     yield record
         self.last_stats = ReadStats(malformed=malformed)
+
+    def iter_records(self) -> Iterator[ExecutionRecord]:
+        """The runs' records in file order (`started` lines left out); malformed lines are counted in `last_stats`."""
+        for line in self.iter_lines():
+            if isinstance(line, ExecutionRecord):
+                yield line
+
+    def unfinished(self) -> list[StartRecord]:
+        """Runs that started and have no record of their end (the process died, or the record could not be written)."""
+        started: dict[str, StartRecord] = {}
+        for line in self.iter_lines():
+            if isinstance(line, StartRecord):
+                started[line.execution_id] = line
+            else:
+                started.pop(line.execution_id, None)
+        return list(started.values())
 
     def read_all(self) -> list[ExecutionRecord]:
         return list(self.iter_records())
@@ -230,7 +319,7 @@ class ExecutionLog:
             if record.execution_id.startswith(wanted):
                 matches.setdefault(record.execution_id, record)
         if not matches:
-            raise RecordNotFound(f"no execution matches {prefix!r} in {self.path}")
+            raise RecordNotFound(f"no execution matches {prefix!r} in {self.path.name}")
         if len(matches) > 1:
             shown = sorted(matches.values(), key=lambda r: r.started_at)
             lines = [f"{r.execution_id}  {r.skill_name}  {r.started_at}" for r in shown[:10]]

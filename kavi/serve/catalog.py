@@ -156,7 +156,7 @@ def _schemas(loader: TrustLoader, skill: TrustedSkill, name: str) -> tuple[str, 
     from kavi.proposals.values import fields_json_schema
     from kavi.runtime.composition import parse_doc
     from kavi.runtime.errors import SkillLoadError
-    from kavi.runtime.executor import COMPOSITION_SUFFIX
+    from kavi.runtime.executor import COMPOSITION_SUFFIX, input_schema_of
 
     if str(skill.path).endswith(COMPOSITION_SUFFIX):
         doc = parse_doc(loader.verify(skill))
@@ -166,8 +166,7 @@ def _schemas(loader: TrustLoader, skill: TrustedSkill, name: str) -> tuple[str, 
         return (f"{name}: a composition of trusted skills ({steps})", fields_json_schema(doc.get("inputs", [])),
                 fields_json_schema(doc.get("outputs", [])))
     cls = loader.load(skill)
-    return (str(getattr(cls, "description", "") or name), cls.input_model.model_json_schema(),
-            cls.output_model.model_json_schema())
+    return (str(getattr(cls, "description", "") or name), input_schema_of(cls), cls.output_model.model_json_schema())
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Every call goes through the runner `kavi run` uses (made by the same factory): the ledger's trusted versions,
 the trust loader's hash check before any import, the handles of the skill's class, and one execution record per
 run with the caller set to the MCP client's name and version from its initialize request. A refusal (tampered,
-revoked, not trusted) is a tool result with isError, never a protocol error or a crash.
+revoked, not trusted, a class not served, input the schema does not name) is a tool result with isError, never a
+protocol error or a crash, and is recorded like a run; no tool error carries the home's absolute path or a traceback.
 
 The server notices a promotion or a revocation by watching the ledger's and the registry's files (a stat every
 `poll_s`; the ledger is read only when one of them changed) and sends `notifications/tools/list_changed` to
@@ -143,37 +144,51 @@ class SkillToolServer:
         try:
             self.refresh()
         except Exception as exc:  # a locked or unreadable ledger: the call cannot be checked, so it is refused
-            return _error(f"the ledger could not be read, so {tool_name!r} was not run: {type(exc).__name__}: {exc}")
+            return _error(f"the ledger could not be read, so {tool_name[:80]!r} was not run: "
+                          f"{type(exc).__name__}: {self._relative(str(exc))}")
         ref = tool_ref(tool_name)
         if ref is None:
             return _error(f"no tool named {tool_name[:80]!r}: tools are trusted skill names (NAME, or NAME__vN "
                           "for a pinned version)")
-        catalog, runner = self.catalog, self._runner
-        if tool_name in catalog.withheld:
-            return _error(catalog.withheld[tool_name])
+        runner = self._runner
+
+        def admit(skill: Any) -> str | None:
+            # Served means opted in: the --allow flags are this server's confirmation of side effects.
+            served = self.policy.serves(skill.name, skill.side_effect_class)
+            return None if served else self.policy.why_not(skill.name, skill.side_effect_class)
+
         try:
             data = self._bounded(arguments)
-            skill = runner.lookup(ref)
-            if not self.policy.serves(skill.name, skill.side_effect_class):
-                return _error(self.policy.why_not(skill.name, skill.side_effect_class))
-            # Served means opted in: the --allow flags are this server's confirmation of side effects.
-            record = runner.run(ref, data, confirmed=True, caller=caller)
+            # Every call goes through the runner, withheld tools too: its refusals (class not served, tampered,
+            # revoked, schema) are execution records.
+            record = runner.run(ref, data, confirmed=True, caller=caller, admit=admit)
         except RuntimeRefusal as exc:
-            return _error(f"refused: {exc}")
+            refused = getattr(exc, "record", None)
+            return _error(f"refused: {self._relative(str(exc))}"
+                          + (f" (execution {refused.short_id})" if refused is not None else ""))
         except ValueError as exc:  # the arguments' bounds (BoundsError)
-            return _error(f"the arguments of {tool_name} were refused: {exc}")
+            return _error(f"the arguments of {tool_name} were refused: {self._relative(str(exc))}")
+        except Exception as exc:  # said in one line, never a traceback
+            return _error(f"{tool_name} could not be run: {type(exc).__name__}: {self._relative(str(exc))}")
         meta = {"kavi/execution_id": record.execution_id, "kavi/ref": record.skill_name +
                 (f"@{record.skill_version}" if record.skill_version is not None else ""),
                 "kavi/duration_ms": record.duration_ms}
         if not record.success:
+            what = "was refused" if record.refusal is not None else "failed"
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"{tool_name} failed (execution {record.short_id}): "
+                content=[types.TextContent(type="text", text=f"{tool_name} {what} (execution {record.short_id}): "
                                                              f"{record.error}")],
                 isError=True, _meta=meta)
         output = record.output_data()
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(output))],
                                     structuredContent=output if isinstance(output, dict) else None,
                                     isError=False, _meta=meta)
+
+    def _relative(self, text: str) -> str:
+        """`text` with the skills home's absolute path taken out (paths relative to the home)."""
+        for root in sorted({str(self.home.root), str(self.home.root.resolve())}, key=len, reverse=True):
+            text = text.replace(root + os.sep, "").replace(root, ".")
+        return text
 
     @staticmethod
     def _bounded(arguments: Any) -> dict[str, Any]:
@@ -203,9 +218,9 @@ class SkillToolServer:
                 self._search = open_index(self.home, self._records)
             hits = self._search.search(query, limit=max(1, min(limit, 20)))
         except SearchError as exc:
-            return _error(f"search refused: {exc}")
+            return _error(f"search refused: {self._relative(str(exc))}")
         except Exception as exc:  # the extension, the ledger or the embedding endpoint: said, not raised
-            return _error(f"search failed: {type(exc).__name__}: {exc}")
+            return _error(f"search failed: {type(exc).__name__}: {self._relative(str(exc))}")
         served = {spec.ref: name for name, spec in self.catalog.tools.items()}
         results = [{**h.to_dict(), "tool": served.get(h.ref)} for h in hits]
         body = {"mode": self._search.mode, "results": results}

@@ -37,6 +37,7 @@ class TrustedVersions:
         from kavi_assets.cli.reverify_cmd import refused_suspects, stale_verdicts_note
 
         self.records = _records(h)
+        self.root = h.root
         self.by_name: dict[str, dict[int, Any]] = {}
         with self.records.session():
             builds: list[str] = []
@@ -56,7 +57,8 @@ class TrustedVersions:
         return {name: sorted(versions) for name, versions in self.by_name.items()}
 
     def get(self, ref: str) -> Any:
-        """The trusted skill REF names, or None (unknown name); SkillNotTrusted for a version that is not trusted."""
+        """The trusted skill REF names, or None (unknown name); SkillNotTrusted for a version that is not trusted,
+        carrying that version as the ledger knows it so the refusal can be recorded."""
         from kavi.runtime.errors import SkillNotTrusted
 
         name, pinned, number = ref.partition("@")
@@ -65,22 +67,51 @@ class TrustedVersions:
             suspect = self.suspect.get(name, {})
             if suspect and max(suspect) > max(versions or [0]):
                 # The newest version failed its re-verification: never fall back silently to an older one.
+                from kavi.lifecycle import Refusal
                 from kavi_assets.cli.reverify_cmd import suspect_refusal
 
-                raise SkillNotTrusted(suspect_refusal(name, max(suspect), suspect[max(suspect)], versions))
-            return versions[max(versions)] if versions else None
+                newest = max(suspect)
+                raise SkillNotTrusted(suspect_refusal(name, newest, suspect[newest], versions),
+                                      skill=self._promoted(name, newest), kind=Refusal.SUSPECT)
+            if versions:
+                return versions[max(versions)]
+            latest = self._latest_promoted(name)
+            if latest is None:
+                return None
+            number = str(latest)  # promoted once, trusted no longer: refused below, naming that version
         if not number.isdigit() or int(number) < 1:
             raise SkillNotTrusted(f"{ref!r} names no version: write NAME@N with N a version number, as in {name}@1")
         skill = (versions or {}).get(int(number))
         if skill is None:
+            from kavi.lifecycle import Refusal
+
             status, reason = self.records.version_status(name, int(number))
             why = f"it is {status}" + (f" ({reason})" if reason else "") if status else "it was never promoted"
             if status == "SUSPECT":
-                why += (f"; a person may reinstate it (kavi reinstate {ref} --by WHO --reason TEXT), or "
+                why += (f"; a person may reinstate it (kavi reinstate {name}@{number} --by WHO --reason TEXT), or "
                         "KAVI_SUSPECT_POLICY=allow runs SUSPECT versions")
             listed = ", ".join(str(v) for v in sorted(versions)) if versions else "none"
-            raise SkillNotTrusted(f"skill {ref!r} is not trusted: {why}; trusted versions of {name}: {listed}")
+            kind = {"REVOKED": Refusal.REVOKED, "SUSPECT": Refusal.SUSPECT}.get(status, Refusal.NOT_TRUSTED)
+            shown = ref if pinned else f"{name}@{number}"
+            raise SkillNotTrusted(f"skill {shown!r} is not trusted: {why}; trusted versions of {name}: {listed}",
+                                  skill=self._promoted(name, int(number)) if status else None, kind=kind)
         return skill
+
+    def _latest_promoted(self, name: str) -> int | None:
+        versions = [p.version for p in self.records.promotions(name) if p.version is not None]
+        return max(versions) if versions else None
+
+    def _promoted(self, name: str, version: int) -> Any:
+        """A promoted version as a TrustedSkill (what the ledger recorded of it), or None when it was never promoted
+        or its record lacks its class."""
+        from kavi.runtime.trust import TrustedSkill
+        from kavi.skills.base import SideEffectClass
+
+        row = next((p for p in self.records.promotions(name) if p.version == version), None)
+        if row is None or row.side_effect_class not in {c.value for c in SideEffectClass}:
+            return None
+        return TrustedSkill(name, self.root / row.skill_path, row.source_sha256,
+                            SideEffectClass(row.side_effect_class), version=version)
 
     def current_hash(self, ref: str) -> str | None:
         skill = self.get(ref)
@@ -210,11 +241,16 @@ def run(
     runner, _, _ = _runner(h)
     if not isinstance(data, dict):
         raise typer.BadParameter("--json must be a JSON object of the skill's input fields")
-    confirmed = _confirm(runner.lookup(skill), yes)
+    from kavi.runtime.errors import SkillNotTrusted
+
+    try:
+        confirmed = _confirm(runner.lookup(skill), yes)
+    except SkillNotTrusted:
+        confirmed = False  # the runner refuses it again, and records the refusal
     record = runner.run(skill, data, confirmed=confirmed)
     if _is_input_error(record):
-        # An input that does not match the skill's schema is a usage error, like a bad option: one line on stderr,
-        # exit 2 (the refused run is still in the execution log).
+        # An input that does not match the skill's schema (a field it does not name included) is a usage error,
+        # like a bad option: one line on stderr, exit 2 (the refused run is in the execution log).
         if as_json:
             typer.echo(json.dumps(record.summary(), indent=2))
         make_console(stderr=True).print(f"[red]error:[/] {escape(str(record.error))} (execution {record.short_id}; "

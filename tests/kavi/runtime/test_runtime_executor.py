@@ -94,11 +94,17 @@ def test_secrets_only_declared_and_http_from_fixture(runner: SkillRunner) -> Non
     assert unknown.error is not None and unknown.error.startswith("HttpHandleError: no fixture response")
 
 
-def test_tampered_skill_raises_and_records_nothing(runner: SkillRunner, registry: Registry) -> None:
+def test_tampered_skill_raises_and_leaves_a_refused_record(runner: SkillRunner, registry: Registry,
+                                                           home: KaviHome) -> None:
     registry["echo"].path.write_text(textwrap.dedent(ECHO) + "\n# edited\n", encoding="utf-8")
-    with pytest.raises(TrustError, match="hash mismatch"):
+    with pytest.raises(TrustError, match="hash mismatch") as info:
         runner.run("echo", {"text": "a"}, confirmed=False)
-    assert runner.log.read_all() == []
+    [record] = runner.log.read_all()
+    assert info.value.record == record
+    assert record.status == "REFUSED" and record.refusal == "TAMPERED" and not record.success
+    assert record.output_json is None and record.source_hash == registry["echo"].sha256
+    assert record.error is not None and record.error.startswith("TrustError: hash mismatch for trusted skill 'echo'")
+    assert str(home.root) not in str(info.value) and str(home.root) not in record.error
 
 
 def test_top_level_failure_of_trusted_skill_is_a_failure_record(runner: SkillRunner, registry: Registry) -> None:

@@ -16,6 +16,7 @@ from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.runtime.ingest import ingest_execution_log
+from kavi.runtime.records import ExecutionLog
 from tests.factories import example_source, example_spec, trust_example, trust_version
 
 CLIENT = types.Implementation(name="pytest-agent", version="1.2")
@@ -109,9 +110,19 @@ def test_stdio_list_call_record_promote_revoke_tamper(kavi_home: KaviHome) -> No
     assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
         ("word_count", 1, True, "mcp:pytest-agent/1.2"),
         ("word_count", 1, False, "mcp:pytest-agent/1.2"),  # the input that did not match the schema
+        ("write_note", 1, False, "mcp:pytest-agent/1.2"),  # its class is not served
         ("slugify_title", 1, True, "mcp:pytest-agent/1.2"),
+        ("slugify_title", 1, False, "mcp:pytest-agent/1.2"),  # revoked
+        ("word_count", 1, False, "mcp:pytest-agent/1.2"),  # tampered
     ]
     assert ok.meta["kavi/execution_id"] == rows[0][4]
+    # Every refusal is a record, and says why.
+    records = ExecutionLog(kavi_home.executions_log).read_all()
+    assert [(r.skill_name, r.refusal) for r in records if r.refusal is not None] == [
+        ("word_count", "SCHEMA"), ("write_note", "CLASS_NOT_ALLOWED"), ("slugify_title", "REVOKED"),
+        ("word_count", "TAMPERED")]
+    for result in (seen["write_note"], seen["revoked"], seen["tampered"], seen["bad_input"]):
+        assert str(kavi_home.root) not in _text(result) and "Traceback" not in _text(result)
 
 
 def test_stdio_allow_file_write_serves_it_with_destructive_hint(kavi_home: KaviHome) -> None:
