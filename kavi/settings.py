@@ -413,6 +413,11 @@ def _setting_of(field: str, raw: str | None) -> Any:
     return getattr(settings, field)
 
 
+def child_environment(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment with `overrides`: the `env=` of a child process that inherits the settings."""
+    return {**os.environ, **(overrides or {})}
+
+
 def declared_secret_values(names: Iterable[str]) -> dict[str, str]:
     """The values of the named variables that are set in the process environment: the secrets a skill declared."""
     return {name: os.environ[name] for name in names if name in os.environ}
