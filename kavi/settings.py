@@ -3,7 +3,8 @@
 Validation is construction: `KaviSettings()` reads the environment (`KaviSettings.from_environ(mapping)` reads a
 mapping instead) and raises one ConfigError naming every variable that cannot be used and the form it must take,
 instead of a step that crashes inside Dagster with a bare ValueError. The core takes the values: the edges (the
-CLI's start, a resource's set-up, a sensor) build the settings and pass them, or the plain values, down.
+CLI's start, a resource's set-up, a sensor) build the settings and pass them, or the plain values, down. A child
+process gets its environment as a value (`child_environment`); the one writer of this process's is kavi.process_env.
 
 This module and the parsers it validates with (kavi.settings_parsers, kavi.prices, kavi.lake_config) are the bottom
 of the package: they import nothing else of the forge.
