@@ -3,7 +3,8 @@
 Validation is construction: `KaviSettings()` reads the environment (`KaviSettings.from_environ(mapping)` reads a
 mapping instead) and raises one ConfigError naming every variable that cannot be used and the form it must take,
 instead of a step that crashes inside Dagster with a bare ValueError. The core takes the values: the edges (the
-CLI's start, a resource's set-up, a sensor) build the settings and pass them, or the plain values, down.
+CLI's start, a resource's set-up, a sensor) build the settings and pass them, or the plain values, down. A child
+process gets its environment as a value (`child_environment`); the one writer of this process's is kavi.process_env.
 
 This module and the parsers it validates with (kavi.settings_parsers, kavi.prices, kavi.lake_config) are the bottom
 of the package: they import nothing else of the forge.
@@ -411,6 +412,11 @@ def _setting_of(field: str, raw: str | None) -> Any:
     finally:
         _alone.reset(token)
     return getattr(settings, field)
+
+
+def child_environment(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment with `overrides`: the `env=` of a child process that inherits the settings."""
+    return {**os.environ, **(overrides or {})}
 
 
 def declared_secret_values(names: Iterable[str]) -> dict[str, str]:

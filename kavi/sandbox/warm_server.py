@@ -31,6 +31,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from kavi.process_env import replace_environment
+
 CLONE_NEWNET = 0x40000000
 PR_SET_DUMPABLE = 4
 SETUP_FAILED = 126  # the exit code of a child whose isolation could not be set up (nothing of the job ran)
@@ -155,8 +157,7 @@ def _isolate(req: dict[str, Any], fds: list[int]) -> None:
         os.chdir(req["cwd"])
     except OSError as err:
         _setup_failed(f"cannot enter {req['cwd']}: {err}")
-    os.environ.clear()
-    os.environ.update(req["env"])
+    replace_environment(req["env"])  # the job's variables and nothing of the server's
     tempfile.tempdir = None  # TMPDIR is read again from the job's environment
     _set_dumpable(1)  # the job is an ordinary process again (the server itself stays non-dumpable)
     _fresh_stdio()

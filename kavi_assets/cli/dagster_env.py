@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from kavi.home import KaviHome
+from kavi.process_env import export
+from kavi.settings import read_setting
 
 _HEADER = "# Written by kavi. Runs queue and at most two run at once; see the README to scale out.\n"
 _QUEUE = """\
@@ -83,7 +85,7 @@ _TEMPLATE = _template(dagster_yaml(Path("/")))  # this version's file, its folde
 
 def ensure_dagster_home(home: KaviHome) -> Path:
     """Honour DAGSTER_HOME when set; otherwise use <KAVI_HOME>/dagster so runs and partitions persist."""
-    raw = os.environ.get("DAGSTER_HOME")
+    raw = read_setting("dagster_home")
     path = Path(raw).expanduser().resolve() if raw else home.root / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     cfg = path / "dagster.yaml"
@@ -92,7 +94,7 @@ def ensure_dagster_home(home: KaviHome) -> Path:
     new = dagster_yaml(path) if text is None else _rewritten(text, path)
     if new is not None and new != text:
         _write_whole(cfg, new)
-    os.environ["DAGSTER_HOME"] = str(path)
+    export({"DAGSTER_HOME": str(path)})  # Dagster opens the instance of DAGSTER_HOME: this process's runs and sensors
     return path
 
 
@@ -172,7 +174,7 @@ def instance() -> Any:
 
     from dagster import DagsterInstance
 
-    raw = os.environ.get("DAGSTER_HOME")
+    raw = read_setting("dagster_home")
     if not raw:
         return DagsterInstance.get()
     with open(Path(raw) / ".kavi-instance.lock", "a") as lock:
@@ -209,17 +211,20 @@ def run_job(
     partition_key: str | None,
     tags: Mapping[str, str] | None = None,
     resources: Mapping[str, Any] | None = None,
+    home: KaviHome | None = None,
 ) -> RunOutcome:
-    """Execute one job of the code location in this process, recorded in DAGSTER_HOME (visible in the UI)."""
+    """Execute one job of the code location in this process, recorded in DAGSTER_HOME (visible in the UI); with
+    `home`, its resources use that skills home (else KAVI_HOME's)."""
     from kavi.process_owner import ProcessOwner
-    from kavi_assets.definitions import defs
+    from kavi_assets.definitions import current_definitions
 
-    job = defs.resolve_job_def(job_name)
+    if home is not None:
+        resources = {**home_resources(home), **(resources or {})}
+    job = current_definitions().resolve_job_def(job_name)
     result = job.execute_in_process(
         partition_key=partition_key,
         # The CLI prints its own summary; Dagster's step log stays in the run's record in the UI.
-        run_config={"loggers": {"console": {"config": {"log_level": os.environ.get("KAVI_DAGSTER_LOG",
-                                                                                    "CRITICAL")}}}},
+        run_config={"loggers": {"console": {"config": {"log_level": read_setting("dagster_log")}}}},
         instance=instance(),
         raise_on_error=False,
         # Which process executes the run: a sweep marks the run failed if this process dies (sensors/sweep.py).
@@ -228,6 +233,15 @@ def run_job(
     )
     failed, errors = step_failures(result.all_events)
     return RunOutcome(result.run_id, result.success, failed, errors)
+
+
+def home_resources(home: KaviHome) -> dict[str, Any]:
+    """The resources that name the skills home, bound to `home`."""
+    from resources.attempt_lock import AttemptLockResource
+    from resources.home import SkillsHomeResource
+
+    bound = SkillsHomeResource(root=str(home.root))
+    return {"home": bound, "attempt_lock": AttemptLockResource(home=bound)}
 
 
 def step_failures(events: Any) -> tuple[list[str], list[str]]:
@@ -264,7 +278,7 @@ def quiet_dagster_logs() -> Iterator[None]:
     the CLI evaluates a sensor in process: a sensor context logs through its own console handler at INFO."""
     import logging
 
-    level = logging.getLevelName(os.environ.get("KAVI_DAGSTER_LOG", "CRITICAL").upper())
+    level = logging.getLevelName(read_setting("dagster_log"))
     threshold = level if isinstance(level, int) else logging.CRITICAL
     previous = logging.root.manager.disable
     logging.disable(max(previous, threshold - 1))

@@ -119,7 +119,7 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
             key = str(req.partition_key)
             add_partition(key)
             if req.job_name == "decompose":
-                run_job("decompose", key, tags={**req.tags, "dagster/run_key": req.run_key or ""})
+                run_job("decompose", key, tags={**req.tags, "dagster/run_key": req.run_key or ""}, home=h)
                 d = ctx.records.require_proposal(key)
                 out.print(f"  {key:22} decomposition step  → {d.status.value}   [dim]requested by the decomposition "
                           f"sensor ({escape(req.run_key or '')})[/]", highlight=False)
@@ -139,7 +139,7 @@ def demo_rounds(h: KaviHome, ctx: Any, names: list[str], out: Console, approve_a
             latest = ctx.records.latest_build(name)
             if row.status is ProposalStatus.VERIFIED and latest is not None and latest.model is not None:
                 approve(ctx, name, approve_as)  # a child: its parent's composition needs it trusted
-                run_job("promote", name, tags={"kavi/trigger": "demo-approval"})
+                run_job("promote", name, tags={"kavi/trigger": "demo-approval"}, home=h)
 
 
 def print_decompositions(ctx: Any, names: list[str], out: Console) -> None:

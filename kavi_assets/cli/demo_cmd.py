@@ -1,6 +1,5 @@
 """`kavi demo`: the main job — forge the example proposals end to end, offline, on the recorded model."""
 
-import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -44,7 +43,6 @@ def demo(
 
     started = time.monotonic()
     h = KaviHome.from_env(home).ensure()
-    os.environ["KAVI_HOME"] = str(h.root)
     dagster_home = ensure_dagster_home(h)
     llm = LLMResource()
     client = llm.get_client()
@@ -113,9 +111,9 @@ def demo(
         row = ctx.records.require_proposal(name)
         if row.status is ProposalStatus.VERIFIED:
             approve(ctx, name, approve_as)
-            run_job("promote", name, tags={"kavi/trigger": "demo-approval"})
-    run_job("registry", None, tags={"kavi/trigger": "demo"})
-    run_job("learn", None, tags={"kavi/trigger": "demo"})
+            run_job("promote", name, tags={"kavi/trigger": "demo-approval"}, home=h)
+    run_job("registry", None, tags={"kavi/trigger": "demo"}, home=h)
+    run_job("learn", None, tags={"kavi/trigger": "demo"}, home=h)
 
     print_summary(ctx, names, console)
     console.print(f"\nfinished in {time.monotonic() - started:.1f}s.", highlight=False)

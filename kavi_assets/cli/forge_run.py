@@ -26,7 +26,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     # finish, bounded by $KAVI_FORGE_WAIT_S, else say who is forging it.
     with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(
             f"waiting: {busy}", highlight=False, markup=False)):
-        run = run_job("forge", name, tags=tags, resources=resources)
+        run = run_job("forge", name, tags=tags, resources=resources, home=h)
     return forge_outcome(h, records, name, run)
 
 

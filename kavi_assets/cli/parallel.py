@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,14 +34,18 @@ from typing import Any
 
 from kavi.forge.batch import ENDPOINT_TAG, ROUTING_AS_OF_TAG, batch_stamp, endpoint_tag
 from kavi.home import KaviHome
+from kavi.process_env import export
 from kavi.settings import (
     ENDPOINT_CONCURRENCY_ENV,
     MAX_CONCURRENT_RUNS_ENV,
     ConfigError,
+    child_environment,
     concurrency_setting,
+    configured_variables,
+    read_setting,
 )
 from kavi_assets.cli.dagster_env import RunOutcome, configure_queue, instance, step_failures
-from kavi_assets.launcher.host import HANDED_ENV, PRESTART_ENV
+from kavi_assets.launcher.host import HANDED_OPTION, PRESTART_OPTION
 
 LOCATION_NAME = "kavi_assets.definitions"  # the full location's name (see kavi_assets/queue_definitions.py)
 QUEUE_MODULE = "kavi_assets.queue_definitions"
@@ -59,17 +63,22 @@ class QueueSettings:
     endpoint_limit: int | None
 
 
-def queue_settings(concurrency: int | None, environ: Any = None) -> QueueSettings:
+def queue_settings(concurrency: int | None, environ: Mapping[str, str] | None = None) -> QueueSettings:
     """`--concurrency N` or KAVI_MAX_CONCURRENT_RUNS (default 2, at most 64); KAVI_ENDPOINT_CONCURRENCY bounds the
-    runs per model endpoint (unset: no limit beyond max_concurrent_runs)."""
-    env = os.environ if environ is None else environ
+    runs per model endpoint (unset: no limit beyond max_concurrent_runs). `environ`: a mapping of variables to read
+    instead of the settings of the process environment."""
     if concurrency is not None:
         max_runs = concurrency_setting({MAX_CONCURRENT_RUNS_ENV: str(concurrency)}, MAX_CONCURRENT_RUNS_ENV, 2)
+    elif environ is None:
+        max_runs = read_setting("max_concurrent_runs")
     else:
-        max_runs = concurrency_setting(env, MAX_CONCURRENT_RUNS_ENV, 2)
+        max_runs = concurrency_setting(environ, MAX_CONCURRENT_RUNS_ENV, 2)
     limit = None
-    if str(env.get(ENDPOINT_CONCURRENCY_ENV) or "").strip():
-        limit = concurrency_setting(env, ENDPOINT_CONCURRENCY_ENV, max_runs)
+    if environ is None:
+        if ENDPOINT_CONCURRENCY_ENV in configured_variables():
+            limit = read_setting("endpoint_concurrency")
+    elif str(environ.get(ENDPOINT_CONCURRENCY_ENV) or "").strip():
+        limit = concurrency_setting(environ, ENDPOINT_CONCURRENCY_ENV, max_runs)
     return QueueSettings(max_runs, limit)
 
 
@@ -107,10 +116,11 @@ def _workspace_file(dagster_home: Path) -> Path:
 
 
 @contextmanager
-def queue_daemon(dagster_home: Path, ledger: Path | None = None) -> Iterator[int | None]:
+def queue_daemon(dagster_home: Path, ledger: Path | None = None, home: Path | None = None) -> Iterator[int | None]:
     """A dagster-daemon for the block (yields its pid), or None when one already dequeues for this home; with
-    `ledger`, the batch's runs write through one ledger host (kavi/ledger/host.py)."""
-    with batch_ledger_host(ledger) as host, _queue_daemon(dagster_home) as pid:
+    `ledger`, the batch's runs write through one ledger host (kavi/ledger/host.py); with `home`, its runs use that
+    skills home (else KAVI_HOME's)."""
+    with batch_ledger_host(ledger) as host, _queue_daemon(dagster_home, home) as pid:
         yield pid
         if host is not None:
             # Every run of the block has ended: the ledger host's shutdown (its last checkpoint) overlaps the
@@ -134,20 +144,23 @@ def batch_ledger_host(ledger: Path | None) -> Iterator[int | None]:
 
 
 @contextmanager
-def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
+def _queue_daemon(dagster_home: Path, home: Path | None) -> Iterator[int | None]:
     inst = instance()
     if _daemon_running(inst):
         yield None
         return
     logs = dagster_home / "logs"
     logs.mkdir(exist_ok=True)
-    with shared_recorded_model() as env:
-        env[PRESTART_ENV] = "1"  # this daemon launches a batch now: its run host imports while the daemon starts
+    # The daemon and every run worker it launches: the instance of this DAGSTER_HOME, the runs in this skills home.
+    homes = {"DAGSTER_HOME": str(dagster_home), **({"KAVI_HOME": str(home)} if home is not None else {})}
+    with shared_recorded_model(homes) as env:
         log = (logs / "kavi-queue-daemon.log").open("ab")
-        host, handed = _start_run_host(env, dagster_home, log)
+        host, handed, handover = _start_run_host(env, dagster_home, log)
+        # This daemon launches a batch now: its run host imports while the daemon starts, or is the one just started.
+        batch = [PRESTART_OPTION, *([HANDED_OPTION, handover] if handover else [])]
         try:
             # Dagster's dagster-daemon command, with a quicker exit (kavi_assets/launcher/daemon.py).
-            proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher.daemon", "run", "-w",
+            proc = subprocess.Popen([sys.executable, "-m", "kavi_assets.launcher.daemon", *batch, "run", "-w",
                                      str(_workspace_file(dagster_home)), "--log-level", "warning"],
                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=dagster_home,
                                     start_new_session=True, preexec_fn=_reset_signals, env=env, pass_fds=handed)
@@ -170,13 +183,14 @@ def _queue_daemon(dagster_home: Path) -> Iterator[int | None]:
             inst.wipe_daemon_heartbeats()
 
 
-def _start_run_host(env: dict[str, str], dagster_home: Path, log: Any
-                    ) -> tuple["subprocess.Popen[bytes] | None", tuple[int, ...]]:
+def _start_run_host(env: Mapping[str, str], dagster_home: Path, log: Any
+                    ) -> tuple["subprocess.Popen[bytes] | None", tuple[int, ...], str]:
     """The run host the daemon's launcher would start (kavi_assets/launcher/host.py), started now, before the
     daemon: its imports (Dagster, the forge) overlap the daemon's instead of following them, and the batch's first
-    runs start that much sooner. Its socket's other end goes to the daemon (pass_fds, named in HANDED_ENV), whose
-    launcher takes it as its host. Started in a session of its own (the runs it forks join it); stopped with the
-    daemon. Where it cannot start, the daemon's launcher starts one itself, as without this."""
+    runs start that much sooner. Its socket's other end goes to the daemon (pass_fds, named by the returned handover
+    "FD:HOST_PID:PARENT_PID" on the daemon's command line), whose launcher takes it as its host. Started in a
+    session of its own (the runs it forks join it); stopped with the daemon. Where it cannot start, the daemon's
+    launcher starts one itself, as without this."""
     import socket
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -186,26 +200,26 @@ def _start_run_host(env: dict[str, str], dagster_home: Path, log: Any
                                 stderr=subprocess.STDOUT, cwd=dagster_home, start_new_session=True, env=env)
     except OSError:
         ours.close()
-        return None, ()
+        return None, (), ""
     finally:
         theirs.close()
     fd = ours.detach()
-    env[HANDED_ENV] = f"{fd}:{host.pid}:{os.getpid()}"
-    return host, (fd,)
+    return host, (fd,), f"{fd}:{host.pid}:{os.getpid()}"
 
 
 @contextmanager
-def shared_recorded_model() -> Iterator[dict[str, str]]:
+def shared_recorded_model(overrides: Mapping[str, str] | None = None) -> Iterator[dict[str, str]]:
     """The environment for the daemon (and so every run worker it launches): with no live endpoint configured, one
     recorded-model server on loopback for the whole batch, named in KAVI_RECORDED_BASE_URL and stopped at the end.
 
     Without it each run worker starts its own server and loads every cassette (measured: most of a queued run's
     CPU beyond a run in process). The workers still label it the recorded model (resources/llm.py asks its /health);
-    the replayed latency (KAVI_RECORDED_LATENCY_S) is read here, from the same environment the workers get."""
+    the replayed latency (KAVI_RECORDED_LATENCY_S) is read here, from the same environment the workers get.
+    `overrides`: variables the daemon gets besides this process's."""
     from kavi.llm.client import settings_from_env
     from kavi.llm.recorded import SHARED_URL_ENV, RecordedModelServer
 
-    env = dict(os.environ)
+    env = child_environment(overrides)
     if settings_from_env(env) is not None or (env.get(SHARED_URL_ENV) or "").strip():
         yield env  # a live endpoint, or a recorded server someone else runs for us
         return
@@ -263,8 +277,7 @@ class RunSubmitter:
         all_tags = {**remote_job.tags, **tags}
         if partition_key is not None:
             all_tags["dagster/partition"] = partition_key
-        run_config = {"loggers": {"console": {"config": {"log_level": os.environ.get("KAVI_DAGSTER_LOG",
-                                                                                      "CRITICAL")}}}}
+        run_config = {"loggers": {"console": {"config": {"log_level": read_setting("dagster_log")}}}}
         # One plan per job: the forge job's plan does not depend on the partition (a batch of 50 built it 50 times).
         key = (job_name, json.dumps(run_config, sort_keys=True))
         plan = self._plans.get(key)
@@ -317,7 +330,7 @@ def wait_for_runs(inst: Any, run_ids: Sequence[str], timeout_s: float = RUN_WAIT
         if pending:
             if stall_s is not None and not moved and time.monotonic() - started > stall_s:
                 raise QueueStalled(f"no daemon took the {len(pending)} queued run(s) within {stall_s:.0f}s: is the "
-                                   f"dagster-daemon of DAGSTER_HOME={os.environ.get('DAGSTER_HOME', '')} running? "
+                                   f"dagster-daemon of DAGSTER_HOME={read_setting('dagster_home')} running? "
                                    "(the runs were cancelled)")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{len(pending)} queued run(s) did not finish within {timeout_s:.0f}s")
@@ -346,7 +359,8 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     if len(set(names)) != len(names):
         raise ConfigError("a proposal can be queued once per batch (one attempt at a time)")
     dagster_home = ensure_dagster_home(h)
-    os.environ["KAVI_HOME"] = str(h.root)  # the run workers' SkillsHomeResource reads it
+    # The definitions this process submits the runs of bind KAVI_HOME, as the run workers' do.
+    export({"KAVI_HOME": str(h.root)})
     if not configure_queue(dagster_home, settings.max_runs, settings.endpoint_limit):
         from kavi_assets.cli.console import make_console
 
@@ -363,7 +377,7 @@ def forge_queued(h: KaviHome, items: Sequence[QueuedForge], settings: QueueSetti
     by_run: dict[str, str] = {}
     # The daemon (and its code server and run host) start first: their imports overlap the partitions and runs
     # this process creates.
-    with queue_daemon(dagster_home, h.ledger_path) if start_daemon else nullcontext(0) as pid:
+    with queue_daemon(dagster_home, h.ledger_path, h.root) if start_daemon else nullcontext(0) as pid:
         try:
             add_partitions(names)
             submitter = RunSubmitter()

@@ -72,7 +72,7 @@ def demo_forging(h: KaviHome, ctx: Any, names: list[str], concurrency: int, max_
     crashed = 0
     dagster_home = ensure_dagster_home(h)
     configure_queue(dagster_home, settings.max_runs, settings.endpoint_limit)  # read once, as the daemon starts
-    with queue_daemon(dagster_home, h.ledger_path):
+    with queue_daemon(dagster_home, h.ledger_path, h.root):
         first = [QueuedForge(n, {"kavi/trigger": "demo"}) for n in names
                  if ctx.records.require_proposal(n).status is ProposalStatus.PROPOSED]
         for o in forge_queued(h, first, settings, start_daemon=False) if first else []:

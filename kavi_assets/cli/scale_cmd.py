@@ -6,7 +6,7 @@ everything started is stopped by pid before the command returns.
 `scale_forge` is the same thing as a function (the benchmark's two-worker configuration calls it).
 """
 
-import os
+import contextlib
 import re
 import shutil
 import signal
@@ -170,9 +170,10 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
     for var, text in (settings or {}).items():
         if not _SETTING.match(var) or len(text) > 1000 or "\n" in text:
             raise ValueError(f"setting {var[:40]!r}: only KAVI_* variables, one line of at most 1000 characters")
-    from kavi.settings import validate_config
+    from kavi.process_env import exported
+    from kavi.settings import child_environment, validate_config
 
-    validate_config({**os.environ, **(settings or {})})  # a bad KAVI_* setting: one line, before anything starts
+    validate_config(child_environment(settings))  # a bad KAVI_* setting: one line, before anything starts
     files = _proposal_files(proposals)
     if not files:
         raise ValueError(f"no proposal files in {proposals}")
@@ -185,8 +186,8 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
     root.mkdir(parents=True, exist_ok=True)
     svc = Services(root / "services")
     svc.workdir.mkdir(parents=True, exist_ok=True)
-    saved = {k: os.environ.get(k) for k in ("KAVI_HOME", "DAGSTER_HOME", "KAVI_LEDGER_URL", "KAVI_LEDGER_DATA",
-                                            *(settings or {}))}
+    # The shared settings hold in this process (its Dagster instance, its in-process forge context) until the end.
+    shared_settings = contextlib.ExitStack()
     started = time.monotonic()
     try:
         svc.start_postgres()
@@ -202,9 +203,9 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
             "KAVI_LEDGER_DATA": str(shared / "ledger-data"),
             **(settings or {}),
         }
-        os.environ.update(env_settings)
+        shared_settings.enter_context(exported(env_settings))
         config_dir = write_celery_config(root / "celery", svc.broker_url, svc.backend_url)
-        wenv = worker_env(os.environ, config_dir, env_settings)
+        wenv = worker_env(child_environment(), config_dir, env_settings)
         procs: dict[str, tuple[Any, Path]] = {}
         for i in range(1, workers + 1):
             name = f"kavi-worker-{i}"
@@ -219,9 +220,9 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
         elapsed = time.monotonic() - started
         checks: dict[str, tuple[int, Any]] = {}
         if cli_checks:
-            checks["verify"] = _cli_json(["verify", "--json"], dict(os.environ))
+            checks["verify"] = _cli_json(["verify", "--json"], child_environment())
             first = sorted(verdicts)[0]
-            checks[f"lineage {first}"] = _cli_json(["lineage", first, "--json"], dict(os.environ))
+            checks[f"lineage {first}"] = _cli_json(["lineage", first, "--json"], child_environment())
         services = {k: v for k, v in svc.pids().items() if k not in worker_pids}
         return ScaleResult(elapsed, verdicts, runs, worker_pids, summary, services, checks, forge_s)
     finally:
@@ -229,11 +230,7 @@ def scale_forge(proposals: Path, *, workdir: Path | None = None, workers: int = 
         forced = svc.stop()
         for line in forced:
             say(f"warning: {line}")
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        shared_settings.close()
         if made:
             shutil.rmtree(root, ignore_errors=True)
 
@@ -329,6 +326,7 @@ def scale_demo(
     """Start PostgreSQL, Redis and Celery workers on loopback, forge the example proposals through the workers into
     one shared (DuckLake) ledger, print where each run executed, and stop everything started."""
     from kavi.scale.services import ServiceError
+    from kavi.settings import read_setting
     from kavi_assets.cli.example_proposals import examples_dir
 
     say_to = make_console(stderr=True) if as_json else console
@@ -336,7 +334,7 @@ def scale_demo(
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     say_to.rule("[bold]Kavi Forge scale demo (PostgreSQL + Celery workers + DuckLake ledger, on loopback)")
     folder = examples or examples_dir()
-    if not os.environ.get("KAVI_LLM_BASE_URL", "").strip():
+    if not read_setting("llm_base_url"):
         say_to.print("[yellow]The model is the RECORDED MODEL (replayed completions, on loopback in each worker), "
                      "not a live model.[/]")
     try:

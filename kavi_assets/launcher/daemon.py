@@ -27,6 +27,8 @@ from dagster._daemon.daemon import DaemonIterator, SpanMarker
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 from dagster._utils.error import serializable_error_info_from_exc_info
 
+from kavi_assets.launcher.host import HANDED_OPTION, PRESTART_OPTION
+from kavi_assets.launcher.prefork import hand_over
 from kavi_assets.launcher.wake import RUN_ENDS, RunEnds
 
 _WAIT_SLICE_S = 0.5  # as Dagster's own wait: the heartbeat and the shutdown are looked at least this often
@@ -72,9 +74,23 @@ def install() -> None:
     controller.create_daemon_of_type = create_daemon_of_type
 
 
+def take_batch_options(args: list[str]) -> list[str]:
+    """The run host options `kavi forge --all` puts first (kavi_assets/launcher/host.py) go to this process's
+    launcher; the arguments after them are Dagster's."""
+    handed, prestart = "", False
+    while args and args[0] in (PRESTART_OPTION, HANDED_OPTION):
+        if args[0] == PRESTART_OPTION:
+            prestart, args = True, args[1:]
+        else:
+            handed, args = (args[1] if len(args) > 1 else ""), args[2:]
+    hand_over(handed, prestart)
+    return args
+
+
 def main() -> None:
     from dagster._daemon.cli import main as dagster_daemon  # the `dagster-daemon` console script
 
+    sys.argv[1:] = take_batch_options(sys.argv[1:])
     install()
     try:
         dagster_daemon()

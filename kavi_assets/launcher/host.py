@@ -44,13 +44,13 @@ RUN_MODULES = (
     "ruff._find_ruff", "httpcore2", "httpcore2._sync.connection_pool", "httpcore2._sync.http11", "httpcore",
 )
 LOCATION_MODULES = ("kavi_assets.definitions", "kavi_assets.queue_definitions")
-# Set by `kavi forge --all` for the daemon it starts: the launcher starts its host as soon as the daemon creates it,
-# so the batch's first runs do not wait for the host's imports. Elsewhere the host starts with the first run.
-PRESTART_ENV = "KAVI_RUN_HOST_PRESTART"
-# Set by `kavi forge --all` for the daemon it starts, as "FD:HOST_PID:PARENT_PID": a host the command started itself
-# (before the daemon, so its imports overlap the daemon's), whose socket the daemon inherited as FD. Only a process
-# whose parent is PARENT_PID (the daemon, not its code server) takes it.
-HANDED_ENV = "KAVI_RUN_HOST_HANDED"
+# Options `kavi forge --all` gives the daemon it starts (kavi_assets/launcher/daemon.py), for that process's launcher
+# alone. PRESTART_OPTION: the launcher starts its host as soon as the daemon creates it, so the batch's first runs
+# do not wait for the host's imports (elsewhere the host starts with the first run). HANDED_OPTION
+# "FD:HOST_PID:PARENT_PID": a host the command started itself (before the daemon, so its imports overlap the
+# daemon's), whose socket the daemon inherited as FD; only a process whose parent is PARENT_PID takes it.
+PRESTART_OPTION = "--prestart-run-host"
+HANDED_OPTION = "--run-host"
 SKIPPED_PACKAGES = ("kavi_assets.cli", "kavi.serve", "kavi.scale", "kavi_assets.launcher")
 
 

@@ -13,7 +13,7 @@ Dagster's.
   code server would start for it, started here: a fresh `dagster api execute_run` process of the run's own
   interpreter, so the forge's runs never need a code server (the daemon `kavi forge --all` starts loads none). Any
   other run goes to Dagster's default launcher, unchanged.
-- The host starts on the first run (or, for a batch's daemon, is handed over ready by `kavi forge --all`: HANDED_ENV)
+- The host starts on the first run (or, for a batch's daemon, is handed over ready by `kavi forge --all`: hand_over)
   and again whenever the forge's source changed since it started (a code reload in the UI, an upgrade), so a run
   never executes stale code. Where the host cannot start, the run gets a fresh worker process and the daemon's log
   says why.
@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dagster import DefaultRunLauncher
@@ -43,7 +44,7 @@ from dagster._serdes import ConfigurableClass, serialize_value
 from dagster._serdes.config_class import ConfigurableClassData
 
 from kavi.process_owner import ProcessOwner, hostname, process_start
-from kavi_assets.launcher.host import HANDED_ENV, LOCATION_MODULES, PRESTART_ENV, code_stamp
+from kavi_assets.launcher.host import LOCATION_MODULES, code_stamp
 from kavi_assets.launcher.wake import RUN_ENDS
 
 WORKER_TAG = "kavi/run_worker"  # "prefork": forked from the run host; "process": a fresh interpreter (spawn_worker)
@@ -72,16 +73,32 @@ def spawn_worker(input_json: str, executable: str) -> int:
     return proc.pid
 
 
+@dataclass
+class BatchHandover:
+    """What the daemon a batch starts was given on its command line (kavi_assets/launcher/daemon.py): a run host
+    ready for its launcher (`handed`, "FD:HOST_PID:PARENT_PID", taken once) and whether to start one at once."""
+
+    handed: str = ""
+    prestart: bool = False
+
+
+BATCH = BatchHandover()  # this process's; empty but in a batch's daemon
+
+
+def hand_over(handed: str, prestart: bool) -> None:
+    """Give this process's launcher the batch's run host (see BatchHandover)."""
+    BATCH.handed, BATCH.prestart = handed, prestart
+
+
 class HostUnavailable(RuntimeError):
     """The run host could not start or stopped answering."""
 
 
-def handed_host(environ: Mapping[str, str] | None = None) -> tuple[socket.socket, int] | None:
-    """The socket and pid of a host handed to this process (HANDED_ENV), once; None when there is none for it."""
-    env = os.environ if environ is None else environ
-    raw = env.get(HANDED_ENV, "")
-    if environ is None:
-        os.environ.pop(HANDED_ENV, None)  # taken once; no process this one starts takes it again
+def handed_host(raw: str | None = None) -> tuple[socket.socket, int] | None:
+    """The socket and pid of the host `raw` names ("FD:HOST_PID:PARENT_PID"; None: the one handed to this process,
+    taken once); None when there is none for this process."""
+    if raw is None:
+        raw, BATCH.handed = BATCH.handed, ""
     try:
         fd, pid, parent = (int(part) for part in raw.split(":"))
     except ValueError:
@@ -196,7 +213,7 @@ class PreforkRunLauncher(RunLauncher, ConfigurableClass):
     def register_instance(self, instance: Any) -> None:
         super().register_instance(instance)
         self._fallback.register_instance(instance)
-        if os.environ.get(PRESTART_ENV) == "1":
+        if BATCH.prestart:
             threading.Thread(target=self._prestart, name="kavi-run-host-prestart", daemon=True).start()
 
     def _prestart(self) -> None:

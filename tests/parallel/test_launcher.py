@@ -153,20 +153,18 @@ def test_the_host_preloads_the_forge_forks_workers_and_restarts_on_new_code(
 def test_a_handed_host_is_taken_only_by_the_process_it_was_meant_for(tmp_path: Path) -> None:
     import socket
 
-    from kavi_assets.launcher.host import HANDED_ENV
-
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     stream, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         fd = ours.fileno()
         # Inherited by a process whose parent did not start the host (the daemon's code server): not taken.
-        assert prefork.handed_host({HANDED_ENV: f"{fd}:123:{os.getppid() + 1}"}) is None
+        assert prefork.handed_host(f"{fd}:123:{os.getppid() + 1}") is None
         for garbage in ("", "x", "1:2", f"{fd}:a:{os.getppid()}", f"-1:1:{os.getppid()}"):
-            assert prefork.handed_host({HANDED_ENV: garbage}) is None
+            assert prefork.handed_host(garbage) is None
         # A descriptor that is not a host's socket is left open, untouched.
-        assert prefork.handed_host({HANDED_ENV: f"{stream.fileno()}:1:{os.getppid()}"}) is None
+        assert prefork.handed_host(f"{stream.fileno()}:1:{os.getppid()}") is None
         os.fstat(stream.fileno())
-        taken = prefork.handed_host({HANDED_ENV: f"{fd}:4321:{os.getppid()}"})
+        taken = prefork.handed_host(f"{fd}:4321:{os.getppid()}")
         assert taken is not None and taken[1] == 4321 and taken[0].fileno() == fd
         taken[0].detach()
     finally:
@@ -180,16 +178,18 @@ def test_a_host_started_by_the_command_is_handed_to_the_launcher(tmp_path: Path)
     over: the launcher forks runs from it, does not reap it (its starter does), and a host of older code is
     replaced by one of this code."""
     from kavi_assets.cli.parallel import _start_run_host
-    from kavi_assets.launcher.host import HANDED_ENV
 
     env = dict(os.environ)
     with (tmp_path / "host.log").open("ab") as log:
-        started, fds = _start_run_host(env, tmp_path, log)
-    assert started is not None and fds and env[HANDED_ENV] == f"{fds[0]}:{started.pid}:{os.getpid()}"
-    assert HANDED_ENV not in os.environ
+        started, fds, handover = _start_run_host(env, tmp_path, log)
+    assert started is not None and fds and handover == f"{fds[0]}:{started.pid}:{os.getpid()}"
+    # Named on the daemon's command line only: in no environment, so no process the daemon starts inherits it.
+    assert env == dict(os.environ) and not any("RUN_HOST" in k for k in os.environ)
     try:
         # As the daemon sees it: the command is its parent.
-        handed = prefork.handed_host({HANDED_ENV: f"{fds[0]}:{started.pid}:{os.getppid()}"})
+        prefork.hand_over(f"{fds[0]}:{started.pid}:{os.getppid()}", prestart=False)
+        handed = prefork.handed_host()
+        assert prefork.BATCH.handed == "" and prefork.handed_host() is None  # taken once
         assert handed is not None
         host = prefork.RunHost(handed)
         assert host.alive and host.pid == started.pid and host.proc is None and host.stamp == code_stamp()
@@ -208,14 +208,13 @@ def test_a_handed_host_that_died_is_replaced_though_its_starter_has_not_reaped_i
     """A handed host's exit leaves a zombie until the command reaps it at its end (a signal-0 probe still finds
     it): the failed request is what marks it gone, so the launcher's next launch starts a host of its own."""
     from kavi_assets.cli.parallel import _start_run_host
-    from kavi_assets.launcher.host import HANDED_ENV
 
     env = dict(os.environ)
     with (tmp_path / "host.log").open("ab") as log:
-        started, fds = _start_run_host(env, tmp_path, log)
-    assert started is not None and HANDED_ENV in env
+        started, fds, handover = _start_run_host(env, tmp_path, log)
+    assert started is not None and handover
     try:
-        handed = prefork.handed_host({HANDED_ENV: f"{fds[0]}:{started.pid}:{os.getppid()}"})
+        handed = prefork.handed_host(f"{fds[0]}:{started.pid}:{os.getppid()}")
         assert handed is not None
         host = prefork.RunHost(handed)
         assert host.alive
@@ -230,6 +229,20 @@ def test_a_handed_host_that_died_is_replaced_though_its_starter_has_not_reaped_i
         if started.poll() is None:
             started.kill()
         started.wait()
+
+
+def test_the_batch_daemon_gives_its_run_host_options_to_its_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kavi forge --all` names the run host it started, and that the host should start at once, on the daemon's
+    command line (before Dagster's own arguments): the daemon's launcher takes them, Dagster gets the rest."""
+    from kavi_assets.launcher import daemon
+
+    monkeypatch.setattr(prefork, "BATCH", prefork.BatchHandover())
+    rest = daemon.take_batch_options(["--prestart-run-host", "--run-host", "7:8:9", "run", "-w", "queue.yaml"])
+    assert rest == ["run", "-w", "queue.yaml"]
+    assert (prefork.BATCH.handed, prefork.BATCH.prestart) == ("7:8:9", True)
+    # Only leading options are the launcher's; without them nothing is handed and nothing prestarts.
+    assert daemon.take_batch_options(["run", "--run-host", "1:2:3"]) == ["run", "--run-host", "1:2:3"]
+    assert (prefork.BATCH.handed, prefork.BATCH.prestart) == ("", False)
 
 
 def test_the_batch_daemon_loads_no_code_location(tmp_path: Path) -> None:
@@ -259,7 +272,7 @@ def test_a_forge_run_without_a_host_gets_a_fresh_run_worker_process(tmp_path: Pa
     (dagster_home / "dagster.yaml").write_text(dagster_yaml(dagster_home))
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     monkeypatch.setenv("KAVI_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv(prefork.HANDED_ENV, raising=False)
+    monkeypatch.setattr(prefork, "BATCH", prefork.BatchHandover())  # no host handed to this process
 
     def no_host(self: PreforkRunLauncher) -> prefork.RunHost:
         raise prefork.HostUnavailable("no run host in this test")
