@@ -8,6 +8,7 @@ encoding, a file that cannot be read or vanishes, an error while recording it) m
 import contextlib
 import json
 import shutil
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +17,9 @@ import dagster as dg
 from kavi.forge.context import ForgeContext
 from kavi.forge.intake import intake
 from kavi.ledger.store import LedgerLockedError
+from kavi.proposals.bounds import file_kind
 from kavi.proposals.model import Proposal, ProposalError, load_proposal
+from kavi.proposals.text import printable
 from kavi_assets.assets.jobs import forge_job
 from kavi_assets.assets.partitions import PROPOSALS, proposals_partitions
 from resources.gates import GateRunnerResource
@@ -29,21 +32,22 @@ MAX_REASON_CHARS = 1000
 
 def reason_line(path: Path, err: BaseException) -> str:
     """One line saying why a file was rejected (no traceback): what a person reads beside the kept file."""
+    name = printable(path.name)
     if isinstance(err, ProposalError):
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
         text = lines[0] + (" " + "; ".join(line.lstrip("- ") for line in lines[1:]) if lines[1:] else "") \
-            if lines else f"{path.name}: not a valid proposal"
+            if lines else f"{name}: not a valid proposal"
     elif isinstance(err, RecursionError):
-        text = f"{path.name}: nested too deeply to read as a proposal"
+        text = f"{name}: nested too deeply to read as a proposal"
     elif isinstance(err, FileNotFoundError):
-        text = f"{path.name}: vanished from the inbox before it could be read"
+        text = f"{name}: vanished from the inbox before it could be read"
     elif isinstance(err, OSError):
-        text = f"{path.name}: cannot be read: {err.strerror or err}"
+        text = f"{name}: cannot be read: {err.strerror or err}"
     elif isinstance(err, MemoryError):
-        text = f"{path.name}: too large to read as a proposal"
+        text = f"{name}: too large to read as a proposal"
     else:
-        detail = " ".join(str(err).split())
-        text = f"{path.name}: could not be recorded ({type(err).__name__}{': ' + detail if detail else ''})"
+        detail = printable(" ".join(str(err).split()))
+        text = f"{name}: could not be recorded ({type(err).__name__}{': ' + detail if detail else ''})"
     text = " ".join(text.split())
     return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
 
@@ -70,14 +74,18 @@ def _archive(path: Path, done_dir: Path) -> None:
 
 
 class NotARegularFile(ValueError):
-    """An inbox entry that is a symbolic link: refused without reading what it points at."""
+    """An inbox entry that is not a regular file (a link, directory, pipe or device): refused unopened."""
 
 
 def _read(ctx: ForgeContext, path: Path) -> tuple[Proposal, str | None]:
     """Load, validate and record one file: the proposal, and its spec hash when it is new or changed."""
-    if path.is_symlink():
-        raise NotARegularFile(f"{path.name} is a symbolic link; the inbox takes regular files only (copy the "
+    name = printable(path.name)
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        raise NotARegularFile(f"{name} is a symbolic link; the inbox takes regular files only (copy the "
                               "proposal into it instead)")
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(f"{name} is {file_kind(mode)}; the inbox takes regular files only")
     prop = load_proposal(path)
     changed = intake(ctx, prop, str(path), actor="proposal_intake sensor")
     return prop, ctx.records.require_proposal(prop.name).spec_sha256 if changed else None
@@ -94,9 +102,9 @@ def proposal_intake(
     context: dg.SensorEvaluationContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource
 ) -> dg.SensorResult | dg.SkipReason:
     h = home.home()
-    # Regular files only: a link would make the sensor read (and quote in an error) whatever it points at.
-    files = sorted(p for p in h.inbox_dir.iterdir()
-                   if p.suffix.lower() in SUFFIXES and (p.is_symlink() or p.is_file()))
+    # Every entry with a proposal's suffix: one that is not a regular file (a link would make the sensor read, and
+    # quote in an error, whatever it points at; a pipe would block it) is set aside unopened, with its reason.
+    files = sorted(p for p in h.inbox_dir.iterdir() if p.suffix.lower() in SUFFIXES)
     if not files:
         return dg.SkipReason(f"no proposal files in {h.inbox_dir}")
     ctx = ForgeContext.open(h, llm.get_client, gates.settings())

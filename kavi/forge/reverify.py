@@ -133,7 +133,7 @@ def _spec_of(ctx: ForgeContext, t: TrustedRecord) -> Proposal:
                           [t.name, t.spec_revision or 1]).fetchone()
     if row is None:
         return ctx.records.require_proposal(t.name).proposal
-    return parse_proposal(json.loads(row[0]))
+    return parse_proposal(json.loads(row[0]), recorded=True)
 
 
 def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi reverify",

@@ -11,7 +11,7 @@ import duckdb
 from kavi.ledger.record_base import LedgerRecordError, RecordsBase, _iso_sql
 from kavi.ledger.store import utcnow
 from kavi.lifecycle import ProposalStatus
-from kavi.proposals.model import Proposal
+from kavi.proposals.model import RECORDED, Proposal
 from kavi.skills.base import SideEffectClass
 
 
@@ -158,8 +158,8 @@ class ProposalRecords(RecordsBase):
             ).fetchone()
         if row is None:
             return None
-        return ProposalRow(Proposal.model_validate_json(row[0]), row[1], ProposalStatus(row[2]), row[3], row[4],
-                           row[5], int(row[6]), row[7])
+        return ProposalRow(Proposal.model_validate_json(row[0], context=RECORDED), row[1], ProposalStatus(row[2]),
+                           row[3], row[4], row[5], int(row[6]), row[7])
 
     def require_proposal(self, name: str) -> ProposalRow:
         row = self.get_proposal(name)

@@ -20,6 +20,8 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.error import Mark
 
+from kavi.proposals.text import printable
+
 MAX_PROPOSAL_BYTES = 256 * 1024
 MAX_DEPTH = 32
 MAX_STRING_CHARS = 64 * 1024
@@ -66,23 +68,52 @@ def _at(mark: Mark | None) -> str:
     return f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
 
 
+def file_kind(mode: int) -> str:
+    """What a file of this st_mode is, in words: 'a regular file', 'a directory', 'a named pipe (FIFO)'..."""
+    kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISLNK, "a symbolic link"))
+    return next((word for test, word in kinds if test(mode)), "not a regular file")
+
+
+def check_regular_file(path: Path) -> None:
+    """Raise BoundsError (one line) unless `path` names a regular file (after links). Only stats it: a named
+    pipe or a device is never opened, so nothing blocks or reads without end."""
+    shown = printable(str(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise BoundsError(f"{shown}: no such file") from None
+    except OSError as err:
+        raise BoundsError(f"{shown}: cannot be read: {err.strerror or err}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BoundsError(f"{shown}: {file_kind(st.st_mode)}, not a regular file")
+
+
 def read_bounded(path: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file no larger than `max_bytes`; the size is checked before reading it whole."""
+    """The bytes of a regular file no larger than `max_bytes`; the size is checked before reading it whole.
+    Opened without blocking and checked on the open descriptor, so a pipe or device swapped in is refused too."""
+    shown = printable(str(path))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise BoundsError(f"{path}: no such file") from None
+        raise BoundsError(f"{shown}: no such file") from None
     except OSError as err:
-        raise BoundsError(f"{path}: cannot be read: {err.strerror or err}") from None
+        raise BoundsError(f"{shown}: cannot be read: {err.strerror or err}") from None
+    try:
+        st = os.fstat(fd)
+    except OSError as err:
+        os.close(fd)
+        raise BoundsError(f"{shown}: cannot be read: {err.strerror or err}") from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise BoundsError(f"{shown}: {file_kind(st.st_mode)}, not a regular file")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise BoundsError(f"{path}: not a regular file")
         if st.st_size > max_bytes:
-            raise BoundsError(f"{path}: the file is {st.st_size} bytes, larger than the limit of {max_bytes} bytes")
+            raise BoundsError(f"{shown}: the file is {st.st_size} bytes, larger than the limit of {max_bytes} bytes")
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise BoundsError(f"{path}: the file is larger than the limit of {max_bytes} bytes")
+        raise BoundsError(f"{shown}: the file is larger than the limit of {max_bytes} bytes")
     return data
 
 
@@ -128,7 +159,7 @@ def check_tree(data: Any, bounds: Bounds) -> None:
                     if len(key) > bounds.max_key_chars:
                         raise BoundsError(f"{loc}a key of {len(key)} characters; at most {bounds.max_key_chars} "
                                           "are allowed")
-                    shown = key if len(key) <= 40 else key[:37] + "..."
+                    shown = printable(key if len(key) <= 40 else key[:37] + "...")
                     stack.append((item, f"{where}.{shown}" if where else shown, depth + 1))
             else:
                 stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))

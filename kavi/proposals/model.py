@@ -8,16 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from kavi.proposals.bounds import (
     PROPOSAL_BOUNDS,
     BoundsError,
+    check_regular_file,
     parse_json_bounded,
     parse_yaml_bounded,
     read_bounded,
 )
 from kavi.proposals.paths import check_vault_relpaths
+from kavi.proposals.text import check_fixture_url, check_text, printable
 from kavi.proposals.values import TYPE_RE
 from kavi.skills.base import SideEffectClass
 
@@ -36,8 +38,21 @@ MAX_FIXTURES = 64  # vault_files and http_responses of one example, each
 MAX_FIELD_DESCRIPTION_CHARS = 1000
 
 
+# Validation context for a spec read back from the ledger: it passed the doors of its day, so the checks added
+# since (control characters in text, fixture URL schemes) do not make a recorded proposal unreadable.
+RECORDED: dict[str, Any] = {"recorded": True}
+
+
 class ProposalError(ValueError):
     """A proposal that cannot be used, with a message a person can act on."""
+
+
+def _recorded(info: ValidationInfo) -> bool:
+    return isinstance(info.context, dict) and bool(info.context.get("recorded"))
+
+
+def _names(keys: set[str]) -> str:
+    return ", ".join(printable(k) for k in sorted(keys))
 
 
 def _reserved_names() -> frozenset[str]:
@@ -64,7 +79,9 @@ class FieldSpec(BaseModel):
 
     @field_validator("type")
     @classmethod
-    def _type(cls, v: str) -> str:
+    def _type(cls, v: str, info: ValidationInfo) -> str:
+        if not _recorded(info):
+            check_text(v, multiline=False)
         v = v.strip()
         if not TYPE_RE.fullmatch(v):
             raise ValueError(
@@ -72,6 +89,11 @@ class FieldSpec(BaseModel):
                 "(X a primitive), optionally followed by ' | None'"
             )
         return v
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str, info: ValidationInfo) -> str:
+        return v if _recorded(info) else check_text(v, multiline=True)
 
 
 class Example(BaseModel):
@@ -92,6 +114,14 @@ class Example(BaseModel):
     @classmethod
     def _vault_paths(cls, v: dict[str, str]) -> dict[str, str]:
         check_vault_relpaths(v)
+        return v
+
+    @field_validator("http_responses")
+    @classmethod
+    def _fixture_urls(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        if not _recorded(info):
+            for url in v:
+                check_fixture_url(url)
         return v
 
 
@@ -120,6 +150,11 @@ class Proposal(BaseModel):
             raise ValueError(f"name {v!r} shadows a standard-library or builtin module")
         return v
 
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str, info: ValidationInfo) -> str:
+        return v if _recorded(info) else check_text(v, multiline=True)
+
     @field_validator("required_secrets")
     @classmethod
     def _secrets(cls, v: list[str]) -> list[str]:
@@ -146,18 +181,18 @@ class Proposal(BaseModel):
             for i, ex in enumerate(exs):
                 unknown = set(ex.input) - in_names
                 if unknown:
-                    raise ValueError(f"{label}[{i}].input has unknown fields: {', '.join(sorted(unknown))}")
+                    raise ValueError(f"{label}[{i}].input has unknown fields: {_names(unknown)}")
                 missing = required_in - set(ex.input)
                 if missing:
                     raise ValueError(f"{label}[{i}].input lacks required fields: {', '.join(sorted(missing))}")
                 unknown_out = set(ex.expected) - out_names
                 if unknown_out:
                     raise ValueError(
-                        f"{label}[{i}].expected has unknown fields: {', '.join(sorted(unknown_out))}"
+                        f"{label}[{i}].expected has unknown fields: {_names(unknown_out)}"
                     )
                 undeclared = set(ex.secrets) - set(self.required_secrets)
                 if undeclared:
-                    raise ValueError(f"{label}[{i}] uses undeclared secrets: {', '.join(sorted(undeclared))}")
+                    raise ValueError(f"{label}[{i}] uses undeclared secrets: {_names(undeclared)}")
         size = sum(len(json.dumps(ex.model_dump(mode="json"), separators=(",", ":")))
                    for ex in (*self.examples, *self.holdout_examples))
         if size > MAX_EXAMPLES_CHARS:
@@ -199,11 +234,12 @@ def _format_validation_error(err: ValidationError, source: str) -> str:
     return "\n".join([f"{source}: the proposal is not valid:", *(f"  - {item}" for item in items)])
 
 
-def parse_proposal(data: Any, source: str = "proposal") -> Proposal:
+def parse_proposal(data: Any, source: str = "proposal", *, recorded: bool = False) -> Proposal:
+    """Validate a proposal's data; `recorded` for a spec read back from the ledger (see RECORDED)."""
     if not isinstance(data, dict):
         raise ProposalError(f"{source}: a proposal must be a mapping of fields, got {type(data).__name__}")
     try:
-        return Proposal.model_validate(data)
+        return Proposal.model_validate(data, context=RECORDED if recorded else None)
     except ValidationError as err:
         raise ProposalError(_format_validation_error(err, source)) from None
 
@@ -246,21 +282,22 @@ def parse_proposal_text(text: str, source: str = "proposal", fmt: str | None = N
 
 def load_proposal(path: Path, *, max_prompt_chars: int | None = None) -> Proposal:
     """The one loader of proposal files (`kavi propose`, the intake sensor, `kavi demo`): bounded before it is
-    read whole, parsed within bounds, validated, and its build prompt checked against the prompt bound."""
+    read whole, parsed within bounds, validated, and its build prompt checked against the prompt bound. A
+    directory, named pipe or device is refused from its type alone, before anything opens it."""
+    source = printable(str(path))
     suffix = path.suffix.lower()
-    if suffix not in {".yaml", ".yml", ".json"}:
-        if not path.is_file():
-            raise ProposalError(f"{path}: no such file")
-        raise ProposalError(f"{path}: a proposal file must end in .yaml, .yml or .json")
     try:
+        check_regular_file(path)
+        if suffix not in {".yaml", ".yml", ".json"}:
+            raise ProposalError(f"{source}: a proposal file must end in .yaml, .yml or .json")
         raw = read_bounded(path, PROPOSAL_BOUNDS.max_bytes)
     except BoundsError as err:
         raise ProposalError(str(err)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ProposalError(f"{path}: not UTF-8 text") from None
-    return parse_proposal_text(text, str(path), "json" if suffix == ".json" else "yaml",
+        raise ProposalError(f"{source}: not UTF-8 text") from None
+    return parse_proposal_text(text, source, "json" if suffix == ".json" else "yaml",
                                max_prompt_chars=max_prompt_chars)
 
 

@@ -23,6 +23,7 @@ def check(
     from kavi.policy.invariants import check_invariants
     from kavi.policy.policy import PolicyError, load_policy
     from kavi.policy.scanner import scan_source
+    from kavi.proposals.bounds import BoundsError, check_regular_file
     from kavi.skills.base import SideEffectClass
     from kavi.skills.source import source_problem
     from kavi.verdicts import Violation
@@ -34,9 +35,11 @@ def check(
         err.print(f"error: unknown side-effect class {side_effect!r} (READ_ONLY, FILE_WRITE, NETWORK, SECRET_READ)",
                   highlight=False, markup=False)
         raise typer.Exit(2) from None
-    if not file.is_file():
-        err.print(f"error: {file}: no such file", highlight=False, markup=False)
-        raise typer.Exit(2)
+    try:
+        check_regular_file(file)  # a directory, pipe or device: one line, and nothing opened
+    except BoundsError as e:
+        err.print(f"error: {e}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
     try:
         data = file.read_bytes()
         pol = load_policy(policy)

@@ -5,6 +5,8 @@ dynamic-partition requests, so the tests read them from the SensorResult.
 """
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +168,58 @@ def test_a_symbolic_link_in_the_inbox_is_refused_unread(kavi_home: KaviHome, tmp
     _assert_one_line(reason)
     assert "symbolic link" in reason and "SECRET-LINE" not in reason
     assert secret.read_text(encoding="utf-8").startswith("SECRET-LINE")  # the target is untouched
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "symlink-to-fifo"])
+def test_an_entry_that_is_not_a_regular_file_is_set_aside_unopened(
+        kavi_home: KaviHome, tmp_path: Path, proposal_data: dict[str, Any], kind: str) -> None:
+    """A directory or a named pipe with a proposal's suffix is refused from its type (a pipe is never opened, so
+    the tick never blocks on it), and a good file beside it still gets its run."""
+    entry = kavi_home.inbox_dir / "odd.yaml"
+    if kind == "directory":
+        entry.mkdir()
+        word = "a directory"
+    elif kind == "fifo":
+        os.mkfifo(entry)
+        word = "a named pipe (FIFO)"
+    else:
+        os.mkfifo(tmp_path / "pipe.yaml")
+        entry.symlink_to(tmp_path / "pipe.yaml")
+        word = "a symbolic link"
+    _valid(kavi_home, proposal_data, "good_one")
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError("the sensor tick blocked")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(30)
+    try:
+        with dg.DagsterInstance.ephemeral() as instance:
+            runs, _parts = _requested(_evaluate(kavi_home, instance))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert runs == ["good_one"]
+    [reason] = [r for name, r in _errors(kavi_home).items() if name.endswith("odd.yaml")]
+    _assert_one_line(reason)
+    assert word in reason and "regular files only" in reason, reason
+    assert not entry.exists() and not entry.is_symlink()
+
+
+def test_control_characters_in_text_and_names_are_rejected_and_shown_escaped(
+        kavi_home: KaviHome, proposal_data: dict[str, Any]) -> None:
+    bad = dict(proposal_data, name="bad_text", description="Count the words \x1b[2J\x1b[31m in a text.")
+    (kavi_home.inbox_dir / "bad_text.yaml").write_text(yaml.safe_dump(bad), encoding="utf-8")
+    (kavi_home.inbox_dir / "x\x1b[2J.yaml").write_text("- not a mapping\n", encoding="utf-8")
+    _valid(kavi_home, proposal_data, "good_one")
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs, _parts = _requested(_evaluate(kavi_home, instance))
+    assert runs == ["good_one"]
+    errors = _errors(kavi_home)
+    assert len(errors) == 2
+    for reason in errors.values():
+        _assert_one_line(reason)
+        assert "\x1b" not in reason, repr(reason)
+    joined = " ".join(errors.values())
+    assert "description: contains the control character U+001B (ESC)" in joined
+    assert "x\\x1b[2J.yaml" in joined and "must be a mapping" in joined
