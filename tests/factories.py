@@ -58,6 +58,50 @@ REFUSE_RE = """modules:
 """
 
 
+# sign_of: a small READ_ONLY skill whose example and holdout leave zero open (the coach and N-version tests).
+SIGN_OF_SPEC: dict[str, Any] = {
+    "name": "sign_of",
+    "description": "Return the sign of an integer: -1 when it is negative, 0 when it is zero, 1 when positive.",
+    "inputs": [{"name": "n", "type": "int"}],
+    "outputs": [{"name": "sign", "type": "int"}],
+    "side_effect_class": "READ_ONLY",
+    "examples": [{"input": {"n": 5}, "expected": {"sign": 1}}],
+    "holdout_examples": [{"input": {"n": -7}, "expected": {"sign": -1}}],
+}
+
+_SIGN_OF_SOURCE = '''"""The sign of an integer."""
+
+from pydantic import BaseModel
+
+from kavi_assets.skills.base import BaseSkill, SideEffectClass
+
+
+class SignOfInput(BaseModel):
+    n: int
+
+
+class SignOfOutput(BaseModel):
+    sign: int
+
+
+class SignOf(BaseSkill[SignOfInput, SignOfOutput]):
+    name = "sign_of"
+    description = "Return the sign of an integer."
+    input_model = SignOfInput
+    output_model = SignOfOutput
+    side_effect_class = SideEffectClass.READ_ONLY
+
+    def execute(self, input_data: SignOfInput) -> SignOfOutput:
+        n = input_data.n
+        return SignOfOutput(sign={body})
+'''
+
+
+def sign_of_source(body: str = "1 if n > 0 else (-1 if n < 0 else 0)") -> str:
+    """The sign_of skill's source, its returned sign computed by `body` (an expression in n)."""
+    return _SIGN_OF_SOURCE.format(body=body)
+
+
 def word_count_spec(**changes: Any) -> dict[str, Any]:
     """The word_count proposal as data, with fields replaced at will (a fresh copy each call)."""
     return copy.deepcopy({**WORD_COUNT_SPEC, **changes})

@@ -29,50 +29,16 @@ from kavi.verdicts import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
 from kavi_assets.cli.main import app
 from resources.gates import GateRunnerResource
 from resources.llm import LLMResource
-from tests.factories import REPO
+from tests.factories import REPO, SIGN_OF_SPEC, sign_of_source
 
 EXAMPLES = REPO / "kavi" / "examples" / "proposals"
 ALL_LEVELS = ("low", "standard", "strict")
 
-SPEC: dict[str, Any] = {
-    "name": "sign_of",
-    "description": "Return the sign of an integer: -1 when it is negative, 0 when it is zero, 1 when positive.",
-    "inputs": [{"name": "n", "type": "int"}],
-    "outputs": [{"name": "sign", "type": "int"}],
-    "side_effect_class": "READ_ONLY",
-    "examples": [{"input": {"n": 5}, "expected": {"sign": 1}}],
-    "holdout_examples": [{"input": {"n": -7}, "expected": {"sign": -1}}],
-}
+SPEC = SIGN_OF_SPEC
 
-SKILL = '''"""The sign of an integer."""
-
-from pydantic import BaseModel
-
-from kavi_assets.skills.base import BaseSkill, SideEffectClass
-
-
-class SignOfInput(BaseModel):
-    n: int
-
-
-class SignOfOutput(BaseModel):
-    sign: int
-
-
-class SignOf(BaseSkill[SignOfInput, SignOfOutput]):
-    name = "sign_of"
-    description = "Return the sign of an integer."
-    input_model = SignOfInput
-    output_model = SignOfOutput
-    side_effect_class = SideEffectClass.READ_ONLY
-
-    def execute(self, input_data: SignOfInput) -> SignOfOutput:
-        n = input_data.n
-        return SignOfOutput(sign={body})
-'''
-HONEST = SKILL.format(body="1 if n > 0 else (-1 if n < 0 else 0)")
-WRONG = SKILL.format(body="1 if n >= 0 else -1")  # forgets zero: passes the example and the holdout
-INDEPENDENT = SKILL.format(body="(n > 0) - (n < 0)")
+HONEST = sign_of_source("1 if n > 0 else (-1 if n < 0 else 0)")
+WRONG = sign_of_source("1 if n >= 0 else -1")  # forgets zero: passes the example and the holdout
+INDEPENDENT = sign_of_source("(n > 0) - (n < 0)")
 
 TESTS = '''from skills.sign_of import SignOf, SignOfInput
 
