@@ -57,3 +57,5 @@ class Refusal(StrEnum):
     TAMPERED = "TAMPERED"  # its bytes do not match the trusted hash
     SCHEMA = "SCHEMA"  # the input does not match the skill's input schema
     CLASS_NOT_ALLOWED = "CLASS_NOT_ALLOWED"  # its side-effect class is not allowed where it was called
+    NO_SANDBOX = "NO_SANDBOX"  # no worker sandbox can be built here and the setting refuses to run without one
+    BUSY = "BUSY"  # every worker of the server's pool was running a call

@@ -95,6 +95,13 @@ _OTHER_NAMES = {"openai_api_key": "OPENAI_API_KEY", "runtime_dir": "XDG_RUNTIME_
 _SECRETS_FIELD = "env_secrets"
 
 
+def _choice(name: str, raw: str, allowed: tuple[str, ...]) -> str:
+    value = raw.strip().lower()
+    if value not in allowed:
+        raise ValueError(f"{name}: {raw!r} is not one of {', '.join(allowed)}")
+    return value
+
+
 def _raw(parse: Callable[[str], Any]) -> Callable[[str, str], Any]:
     return lambda _name, raw: parse(raw)
 
@@ -126,6 +133,11 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "endpoint_concurrency": parse_concurrency,
     "sandbox_off": _raw(lambda r: tuple(sorted(set(parse_list(r))))),
     "decompose_above": lambda n, r: parse_int(n, r, minimum=1, example="8"),
+    "run_timeout_s": lambda n, r: parse_float(n, r, example="10"),
+    "run_max_timeout_s": lambda n, r: parse_float(n, r, example="60"),
+    "run_private_hosts": _raw(lambda r: tuple(sorted(set(parse_list(r))))),
+    "run_workers": lambda n, r: parse_int(n, r, minimum=1, example="4"),
+    "run_without_sandbox": _raw(lambda r: _choice("KAVI_RUN_WITHOUT_SANDBOX", r, ("refuse", "allow"))),
     "decompose_max_depth": lambda n, r: parse_int(n, r, minimum=1, example="2"),
     "decompose_max_nodes": lambda n, r: parse_int(n, r, minimum=3, example="12"),
 }
@@ -217,6 +229,14 @@ class KaviSettings(BaseSettings):
     decompose_above: int = DEFAULT_DECOMPOSE_ABOVE
     decompose_max_depth: int = DEFAULT_DECOMPOSE_MAX_DEPTH
     decompose_max_nodes: int = DEFAULT_DECOMPOSE_MAX_NODES
+    # Running trusted skills: each call in a sandboxed worker with a deadline (a proposal's timeout_s, else the
+    # default, never above the maximum); the MCP server's pool of warm workers; what to do where no sandbox can be
+    # built (refuse, or allow: run with the layers that remain).
+    run_timeout_s: float = 10.0
+    run_max_timeout_s: float = 60.0
+    run_workers: int = 4
+    run_without_sandbox: str = "refuse"
+    run_private_hosts: tuple[str, ...] = ()  # hosts a person allowed NETWORK skills to reach at private addresses
     # Search.
     search_duplicate_score: float = DEFAULT_DUPLICATE_SCORE
     embeddings_url: str | None = None

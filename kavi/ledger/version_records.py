@@ -23,6 +23,7 @@ class TrustedRecord:
     version: int = 1
     spec_revision: int | None = None
     promotion_seq: int = 0
+    timeout_s: float | None = None  # the deadline its proposal asked for (None: the runtime's default)
 
     @property
     def ref(self) -> str:
@@ -74,7 +75,8 @@ class VersionRecords(RecordsBase):
                        coalesce(CAST(json_extract(coalesce(r.spec_json, pr.spec_json), '$.required_secrets')
                                      AS VARCHAR[]), []),
                        p.build_id, p.source_sha256, p.test_sha256, p.skill_path, p.approved_by,
-                       epoch_us(p.created_at), p.version, p.spec_revision, p.seq
+                       epoch_us(p.created_at), p.version, p.spec_revision, p.seq,
+                       TRY_CAST(json_extract(coalesce(r.spec_json, pr.spec_json), '$.timeout_s') AS DOUBLE)
                 FROM promotions p
                 JOIN proposals pr ON pr.name = p.proposal_name
                 LEFT JOIN proposal_revisions r ON r.name = p.proposal_name AND r.revision = p.spec_revision
@@ -88,7 +90,7 @@ class VersionRecords(RecordsBase):
         # per trusted skill made every promotion pay for the size of the registry).
         classes = {c.value: c for c in SideEffectClass}
         return [TrustedRecord(r[0], classes[r[1]], tuple(r[2]), r[3], r[4], r[5], r[6], r[7], _utc(r[8]) or _EPOCH,
-                              int(r[9]), r[10], int(r[11])) for r in rows]
+                              int(r[9]), r[10], int(r[11]), r[12]) for r in rows]
 
     def trusted(self, name: str | None = None) -> list[TrustedRecord]:
         """The latest trusted version of every skill (or of NAME only): what `kavi run NAME` runs."""

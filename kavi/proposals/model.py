@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from kavi.proposals.bounds import (
     PROPOSAL_BOUNDS,
@@ -22,6 +32,8 @@ from kavi.proposals.paths import check_vault_relpaths
 from kavi.proposals.text import check_fixture_url, check_text, printable
 from kavi.proposals.values import TYPE_RE
 from kavi.skills.base import SideEffectClass
+
+MAX_TIMEOUT_S = 3600.0  # the most a proposal may ask for; the runtime's own maximum is a setting
 
 # Names, field names and secret names are checked with re.fullmatch: `$` alone would accept a trailing newline.
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -138,6 +150,16 @@ class Proposal(BaseModel):
     examples: list[Example] = Field(min_length=1, max_length=MAX_EXAMPLES)
     holdout_examples: list[Example] = Field(default_factory=list, max_length=MAX_EXAMPLES)
     required_secrets: list[str] = Field(default_factory=list, max_length=MAX_SECRETS)
+    # The wall-clock deadline of one run once trusted (the runtime's default when absent; the configured maximum
+    # bounds it). Absent from the spec's JSON when not given, so specs without it read as they always did.
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_timeout(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("timeout_s") is None:
+            data.pop("timeout_s", None)
+        return data
 
     @field_validator("name")
     @classmethod

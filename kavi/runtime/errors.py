@@ -36,6 +36,14 @@ class ClassNotAllowed(RuntimeRefusal):
     """The skill's side-effect class is not allowed where it was called (a server not opted in to it)."""
 
 
+class NoSandbox(RuntimeRefusal):
+    """No worker sandbox can be built on this machine, and KAVI_RUN_WITHOUT_SANDBOX refuses to run without one."""
+
+
+class WorkersBusy(RuntimeRefusal):
+    """Every worker of a bounded pool is running a call: retry shortly."""
+
+
 class ExecutionLogError(RuntimeRefusal):
     """The execution log could not be written: a run whose start cannot be recorded does not run."""
 

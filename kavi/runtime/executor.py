@@ -1,20 +1,25 @@
 """The skill runner: trusted lookup, confirmation, hash-checked load, validated run, one record per run."""
 
-import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError
-
 from kavi.home import KaviHome
 from kavi.lifecycle import Refusal
+from kavi.runtime.broker import Broker
 from kavi.runtime.composition import StepFailed, check_fields, parse_doc, run_composition
 from kavi.runtime.context import context_for
-from kavi.runtime.errors import ClassNotAllowed, ConfirmationRequired, RuntimeRefusal, SkillLoadError, SkillNotTrusted
+from kavi.runtime.errors import (
+    ClassNotAllowed,
+    ConfirmationRequired,
+    NoSandbox,
+    RuntimeRefusal,
+    SkillNotTrusted,
+    WorkersBusy,
+)
 from kavi.runtime.records import (
     ExecutionLog,
     ExecutionRecord,
@@ -25,8 +30,19 @@ from kavi.runtime.records import (
     to_json,
     utc_now_iso,
 )
-from kavi.runtime.trust import TrustedSkill, TrustError, TrustLoader, default_loader
-from kavi.skills.base import BaseSkill, HttpHandle, ModelHandle, SideEffectClass
+from kavi.runtime.skill_io import closed_schema, describe_validation_error, input_schema_of
+from kavi.runtime.trust import TrustedSkill, TrustError, TrustLoader, default_loader, sha256_hex
+from kavi.runtime.worker import (
+    PoolBusy,
+    Worker,
+    WorkerError,
+    WorkerPool,
+    describe_contained,
+    run_contained,
+    sandbox_problem,
+)
+from kavi.settings import read_setting
+from kavi.skills.base import HttpHandle, ModelHandle, SideEffectClass
 
 __all__ = [
     "CAPABILITIES",
@@ -53,15 +69,6 @@ CAPABILITIES: dict[SideEffectClass, str] = {
 
 def needs_confirmation(side_effect_class: SideEffectClass) -> bool:
     return side_effect_class is not SideEffectClass.READ_ONLY
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One clause per failing field: `field.path: message`."""
-    clauses = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err.get("loc", ())) or "(whole input)"
-        clauses.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "; ".join(clauses)
 
 
 def _confirmation_message(skill: TrustedSkill) -> str:
@@ -97,6 +104,7 @@ class SkillRunner:
         *,
         llm: ModelHandle | None = None,
         loader: TrustLoader | None = None,
+        workers: WorkerPool | None = None,
     ) -> None:
         self.home = home
         self._trusted = trusted
@@ -105,6 +113,8 @@ class SkillRunner:
         self._http = http
         self._llm = llm
         self.loader = loader if loader is not None else default_loader
+        # Where calls run: workers from this pool, or a worker started for each call.
+        self.workers = workers
         self._roots = sorted({str(home.root), str(home.root.resolve())}, key=len, reverse=True)
 
     def lookup(self, skill_name: str) -> TrustedSkill:
@@ -131,6 +141,7 @@ class SkillRunner:
         replay_of: str | None = None,
         caller: str | None = None,
         admit: Callable[[TrustedSkill], str | None] | None = None,
+        cancelled: threading.Event | None = None,
     ) -> ExecutionRecord:
         """Run one skill: the one door every run passes through.
 
@@ -157,53 +168,61 @@ class SkillRunner:
         why_not = admit(skill) if admit is not None else None
         if why_not is not None:
             raise self._refuse(ctx, ClassNotAllowed(why_not), Refusal.CLASS_NOT_ALLOWED)
-        self._start(ctx)
         if str(skill.path).endswith(COMPOSITION_SUFFIX):
+            self._start(ctx)
             return self._run_composition(ctx, skill, input_data, confirmed=confirmed)
         try:
-            cls = self.loader.load(skill)
-        except SkillLoadError as exc:
-            # The hash matched, so this is the skill's own top-level code failing: a run that failed.
-            return self._finish(ctx, output=None, error=f"SkillLoadError: {exc}")
+            data = self.loader.verify(skill)
         except TrustError as exc:
+            self._start(ctx)
             raise self._refuse(ctx, exc, Refusal.TAMPERED) from None
+        problem = sandbox_problem()
+        if problem is not None and read_setting("run_without_sandbox") != "allow":
+            raise self._refuse(ctx, NoSandbox(
+                f"no sandbox can be built here ({problem}), so {skill.ref!r} was not run; set "
+                "KAVI_RUN_WITHOUT_SANDBOX=allow to run skills with the layers that remain"), Refusal.NO_SANDBOX)
         try:
-            # Fields the schema does not name are refused, in nested objects too: the published schemas say so.
-            parsed = cls.input_model.model_validate(dict(input_data), extra="forbid")
-        except ValidationError as exc:
-            return self._finish(
-                ctx,
-                output=None,
-                error=f"InputValidationError: input does not match the schema of {skill.name!r}: "
-                f"{describe_validation_error(exc)}",
-                refusal=Refusal.SCHEMA,
+            worker = self._take_worker()
+        except PoolBusy as exc:
+            raise self._refuse(ctx, WorkersBusy(f"{exc}: {skill.ref!r} was not run"), Refusal.BUSY) from None
+        try:
+            context = context_for(
+                skill.side_effect_class,
+                vault_root=self.home.vault_dir,
+                declared_secrets=skill.required_secrets,
+                environ=self._environ,
+                http=self._http,
+                llm=self._llm,
+                private_hosts=read_setting("run_private_hosts"),
             )
-        context = context_for(
-            skill.side_effect_class,
-            vault_root=self.home.vault_dir,
-            declared_secrets=skill.required_secrets,
-            environ=self._environ,
-            http=self._http,
-            llm=self._llm,
-        )
-        try:
-            result = cls(context).execute(parsed)
-        except (Exception, SystemExit) as exc:
-            return self._finish(ctx, output=None, error=f"{type(exc).__name__}: {exc}")
-        try:
-            raw = result.model_dump() if isinstance(result, BaseModel) else result
-            output = cls.output_model.model_validate(raw)
-            output_json = _output_json(output)
-        except ValidationError as exc:
-            return self._finish(
-                ctx,
-                output=None,
-                error=f"OutputValidationError: output of {skill.name!r} does not match its schema: "
-                f"{describe_validation_error(exc)}",
-            )
-        except Exception as exc:
-            return self._finish(ctx, output=None, error=f"OutputValidationError: {type(exc).__name__}: {exc}")
-        return self._finish(ctx, output=output_json, error=None)
+            broker = Broker(context)
+            # The start is durable before the worker is handed its input; if it cannot be written, nothing runs.
+            self._start(ctx)
+            outcome = run_contained(worker, name=skill.name, data=data, digest=sha256_hex(data),
+                                    side_effect_class=skill.side_effect_class.value, input_data=input_data,
+                                    broker=broker, deadline_s=self.deadline_of(skill), cancelled=cancelled)
+        finally:
+            worker.close()
+            if self.workers is not None:
+                self.workers.give_back()
+        effects = outcome.effects or None
+        if outcome.ok:
+            return self._finish(ctx, output=outcome.output, error=None, effects=effects)
+        if outcome.kind == "tampered":
+            raise self._refuse(ctx, TrustError(outcome.error or "refused"), Refusal.TAMPERED) from None
+        return self._finish(ctx, output=None, error=outcome.error, effects=effects,
+                            refusal=Refusal.SCHEMA if outcome.kind == "schema" else None,
+                            timed_out=True if outcome.kind == "timeout" else None)
+
+    def deadline_of(self, skill: TrustedSkill) -> float:
+        """The skill's deadline: its proposal's timeout_s, else the default, never above the configured maximum."""
+        wanted = skill.timeout_s if skill.timeout_s is not None else read_setting("run_timeout_s")
+        return float(min(wanted, read_setting("run_max_timeout_s")))
+
+    def _take_worker(self) -> Worker:
+        if self.workers is not None:
+            return self.workers.take()
+        return Worker()
 
     def _run_composition(self, ctx: _RunContext, skill: TrustedSkill, input_data: Mapping[str, Any], *,
                          confirmed: bool) -> ExecutionRecord:
@@ -314,7 +333,8 @@ class SkillRunner:
             input_sha256=input_sha256(ctx.input_json), started_at=ctx.started_at, caller=ctx.caller))
 
     def _finish(self, ctx: _RunContext, *, output: str | None, error: str | None,
-                refusal: Refusal | None = None) -> ExecutionRecord:
+                refusal: Refusal | None = None, effects: list[dict[str, Any]] | None = None,
+                timed_out: bool | None = None) -> ExecutionRecord:
         record = ExecutionRecord(
             execution_id=ctx.execution_id,
             parent_execution_id=ctx.parent_execution_id,
@@ -333,48 +353,11 @@ class SkillRunner:
             duration_ms=round((time.perf_counter() - ctx.t0) * 1000.0, 3),
             caller=ctx.caller,
             refusal=refusal,
+            effects=effects,
+            timed_out=timed_out,
         )
         self.log.append(record)
         return record
-
-
-def _output_json(output: BaseModel) -> str:
-    """The output as JSON text; one pydantic cannot encode (a lone surrogate) is written with its characters escaped."""
-    try:
-        return output.model_dump_json()
-    except PydanticSerializationError:
-        return escape_text(json.dumps(output.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False,
-                                      default=str))
-
-
-def closed_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with `additionalProperties: false` on every object that names its properties, nested and in `$defs`
-    included: the input schema the runtime enforces (a field it does not name is refused), as published."""
-
-    def close(node: Any) -> Any:
-        if not isinstance(node, dict):
-            return node
-        out = dict(node)
-        for key in ("properties", "$defs", "definitions", "patternProperties"):
-            if isinstance(out.get(key), dict):
-                out[key] = {name: close(sub) for name, sub in out[key].items()}
-        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-            if isinstance(out.get(key), list):
-                out[key] = [close(sub) for sub in out[key]]
-        for key in ("items", "not", "additionalProperties"):
-            if isinstance(out.get(key), dict):
-                out[key] = close(out[key])
-        if isinstance(out.get("properties"), dict) and not isinstance(out.get("additionalProperties"), dict):
-            out["additionalProperties"] = False
-        return out
-
-    closed: dict[str, Any] = close(schema)
-    return closed
-
-
-def input_schema_of(cls: type[BaseSkill[Any, Any]]) -> dict[str, Any]:
-    """The input schema a trusted skill is published with."""
-    return closed_schema(cls.input_model.model_json_schema())
 
 
 @dataclass(frozen=True)
@@ -411,49 +394,71 @@ class SkillInfo:
 
 def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None = None,
                 versions: Mapping[str, Iterable[int]] | None = None) -> list[SkillInfo]:
-    """Load each trusted skill (hash-checked) and describe it; a skill that fails to load is listed with
-    its error rather than hiding the others. `versions` lists each skill's trusted versions."""
+    """Describe each trusted skill: its bytes hash-checked here, its module loaded in a contained worker (never in
+    this process). A skill that fails to load is listed with its error rather than hiding the others. `versions`
+    lists each skill's trusted versions."""
     known = {k: tuple(v) for k, v in (versions or {}).items()}
     active = loader if loader is not None else default_loader
-    infos: list[SkillInfo] = []
+    infos: dict[str, SkillInfo] = {}
+    modules: list[TrustedSkill] = []
     for skill in sorted(trusted, key=lambda s: s.name):
         if str(skill.path).endswith(COMPOSITION_SUFFIX):
-            infos.append(_composition_info(active, skill, known.get(skill.name, ())))
-            continue
+            infos[skill.name] = _composition_info(active, skill, known.get(skill.name, ()))
+        else:
+            modules.append(skill)
+    for skill, described in zip(modules, describe_trusted(modules, active), strict=True):
+        failed = "error" in described
+        infos[skill.name] = SkillInfo(
+            name=skill.name, side_effect_class=skill.side_effect_class, required_secrets=skill.required_secrets,
+            source_hash=skill.sha256, version=skill.version, versions=known.get(skill.name, ()),
+            class_name=None if failed else str(described["class"]),
+            description=None if failed else str(described["description"]),
+            input_schema=skill.input_schema if failed else described["input_schema"],
+            output_schema=None if failed else described["output_schema"],
+            error=str(described["error"]) if failed else None)
+    return [infos[name] for name in sorted(infos)]
+
+
+_DESCRIBED: dict[tuple[str, str, str], dict[str, Any]] = {}
+_DESCRIBED_LOCK = threading.Lock()
+
+
+def describe_trusted(skills: list[TrustedSkill], loader: TrustLoader | None = None) -> list[dict[str, Any]]:
+    """For each skill, what a contained worker says of it (class, description, input and output schema) or
+    {"error": ...}: hash-checked here first (a mismatch is a TrustError line), loaded in one worker for all of them,
+    remembered by content for the life of this process."""
+    active = loader if loader is not None else default_loader
+    out: list[dict[str, Any] | None] = []
+    pending: list[tuple[int, tuple[str, str, str], tuple[str, bytes, str, str]]] = []
+    for i, skill in enumerate(skills):
         try:
-            cls = active.load(skill)
+            data = active.verify(skill)
         except TrustError as exc:
-            infos.append(
-                SkillInfo(
-                    name=skill.name,
-                    class_name=None,
-                    description=None,
-                    side_effect_class=skill.side_effect_class,
-                    required_secrets=skill.required_secrets,
-                    source_hash=skill.sha256,
-                    input_schema=skill.input_schema,
-                    output_schema=None,
-                    error=f"{type(exc).__name__}: {exc}",
-                    version=skill.version,
-                    versions=known.get(skill.name, ()),
-                )
-            )
+            out.append({"error": f"{type(exc).__name__}: {exc}"})
             continue
-        infos.append(
-            SkillInfo(
-                name=skill.name,
-                class_name=cls.__name__,
-                description=str(getattr(cls, "description", "")),
-                side_effect_class=skill.side_effect_class,
-                required_secrets=skill.required_secrets,
-                source_hash=skill.sha256,
-                input_schema=input_schema_of(cls),
-                output_schema=cls.output_model.model_json_schema(),
-                version=skill.version,
-                versions=known.get(skill.name, ()),
-            )
-        )
-    return infos
+        digest = sha256_hex(data)
+        key = (skill.name, digest, skill.side_effect_class.value)
+        with _DESCRIBED_LOCK:
+            cached = _DESCRIBED.get(key)
+        out.append(cached)
+        if cached is None:
+            pending.append((i, key, (skill.name, data, digest, skill.side_effect_class.value)))
+    if pending:
+        problem = sandbox_problem()
+        if problem is not None and read_setting("run_without_sandbox") != "allow":
+            for i, _, _ in pending:
+                out[i] = {"error": f"NoSandbox: no sandbox can be built here ({problem}); its code was not loaded"}
+        else:
+            try:
+                described = describe_contained([item for _, _, item in pending])
+            except WorkerError as exc:
+                described = [{"error": f"WorkerError: {exc}"}] * len(pending)
+            for (i, key, _), found in zip(pending, described, strict=True):
+                out[i] = found
+                if "error" not in found:
+                    with _DESCRIBED_LOCK:
+                        _DESCRIBED[key] = found
+    return [d if d is not None else {"error": "not described"} for d in out]
 
 
 def _composition_info(loader: TrustLoader, skill: TrustedSkill, versions: tuple[int, ...]) -> SkillInfo:

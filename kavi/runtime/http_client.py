@@ -1,7 +1,9 @@
 """The HTTP handle: canned fixture responses for tests and gates, or a bounded real GET client."""
 
 import copy
+import ipaddress
 import json
+import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
@@ -55,6 +57,7 @@ class HttpClient:
         *,
         max_redirects: int = 5,
         transport: Any = None,
+        private_hosts: Sequence[str] | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
@@ -62,11 +65,44 @@ class HttpClient:
         self.max_redirects = max_redirects
         # An httpx transport, for tests (httpx.MockTransport); None means the real network.
         self._transport = transport
+        # On the real network, the hosts a person allowed to be reached at loopback, link-local or private
+        # addresses (None: no check, as in a gate's fixture transport); every other such address is refused.
+        self._private_hosts = None if private_hosts is None else frozenset(h.lower() for h in private_hosts)
 
     def _check_scheme(self, url: str) -> None:
         scheme = urlsplit(url).scheme.lower()
         if scheme not in self.allowed_schemes:
             raise HttpHandleError(f"URL scheme {scheme or '(none)'!r} is not allowed for {url!r}")
+
+    def _check_address(self, url: str) -> tuple[str, dict[str, str]]:
+        """The URL to connect to, and its headers: a host that resolves to a loopback, link-local, private or otherwise
+        non-public address is refused unless allowed. A plain-http URL is sent to the address checked (the Host
+        header keeps the name), so a second lookup cannot lead elsewhere."""
+        if self._private_hosts is None or self._transport is not None:
+            return url, {}
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        if not host:
+            raise HttpHandleError(f"URL {url!r} names no host")
+        try:
+            infos = socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80),
+                                       type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise HttpHandleError(f"GET {url}: cannot resolve {host!r}: {exc.strerror or exc}") from None
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+        if host not in self._private_hosts:
+            for address in addresses:
+                if not address.is_global or address.is_multicast:
+                    raise HttpHandleError(
+                        f"GET {url} refused: {host} resolves to {address}, a loopback, link-local or private "
+                        "address; a person may allow the host with KAVI_RUN_PRIVATE_HOSTS")
+        if parts.scheme != "http" or not addresses:
+            return url, {}
+        first = addresses[0]
+        shown = f"[{first}]" if first.version == 6 else str(first)
+        netloc = shown + (f":{parts.port}" if parts.port else "")
+        host_header = parts.netloc.rsplit("@", 1)[-1]
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, "")), {"Host": host_header}
 
     def _get_bytes(self, url: str, params: Mapping[str, str] | None) -> tuple[bytes, str]:
         import httpx  # imported here: it is slow to import and most runs never need it
@@ -76,7 +112,8 @@ class HttpClient:
         with httpx.Client(timeout=self.timeout_s, follow_redirects=False, transport=self._transport) as client:
             for _hop in range(self.max_redirects + 1):
                 try:
-                    with client.stream("GET", target) as response:
+                    connect, headers = self._check_address(target)
+                    with client.stream("GET", connect, headers=headers) as response:
                         if response.is_redirect:
                             location = response.headers.get("location", "")
                             target = urljoin(target, location)

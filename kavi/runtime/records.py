@@ -102,6 +102,11 @@ class ExecutionRecord(BaseModel):
     caller: str | None = Field(default=None, max_length=MAX_CALLER_CHARS)
     # Set when the runtime refused the run (nothing of the skill's own work ran); absent from the line otherwise.
     refusal: Refusal | None = None
+    # What the skill did through its handles (vault writes with path and digest, URLs fetched, secret names read,
+    # model calls), in order; absent when it did nothing.
+    effects: list[dict[str, Any]] | None = None
+    # True when the run passed its deadline and its worker was killed; absent otherwise.
+    timed_out: bool | None = None
 
     @model_validator(mode="after")
     def _input_kept_or_digested(self) -> "ExecutionRecord":
@@ -232,7 +237,7 @@ class ExecutionLog:
         else:
             kept = record.for_log()
             # The optional fields appear only on records that need them, so every other line reads as it always did.
-            absent = {name for name in ("input_digest", "output_digest", "caller", "refusal")
+            absent = {name for name in ("input_digest", "output_digest", "caller", "refusal", "effects", "timed_out")
                       if getattr(kept, name) is None}
         try:
             line = (kept.model_dump_json(exclude=absent) + "\n").encode("utf-8")

@@ -30,6 +30,7 @@ __all__ = [
     "TrustLoader",
     "TrustedSkill",
     "default_loader",
+    "find_skill_class",
     "load_trusted",
     "sha256_hex",
     "skill_module_name",
@@ -50,6 +51,7 @@ class TrustedSkill:
     required_secrets: tuple[str, ...] = ()
     input_schema: dict[str, Any] | None = None
     version: int | None = None  # the trusted version (None: a record that predates versions, or a test's)
+    timeout_s: float | None = None  # the deadline its proposal asked for (None: the runtime's default)
 
     @property
     def ref(self) -> str:
@@ -121,7 +123,7 @@ def skill_module_name(skill_name: str, digest: str) -> str:
     return module_name(skill_name, digest)
 
 
-def _find_skill_class(module: types.ModuleType, skill: TrustedSkill) -> type[BaseSkill[Any, Any]]:
+def find_skill_class(module: types.ModuleType, skill: TrustedSkill) -> type[BaseSkill[Any, Any]]:
     found = [
         obj
         for obj in vars(module).values()
@@ -224,7 +226,7 @@ class TrustLoader:
                 f"trusted skill {skill.name!r} failed while loading: {type(exc).__name__}: {exc}"
             ) from exc
         try:
-            cls = _find_skill_class(module, skill)
+            cls = find_skill_class(module, skill)
         except BaseException:
             _unregister(module)
             raise

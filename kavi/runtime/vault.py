@@ -12,6 +12,7 @@ from pathlib import Path
 DEFAULT_MAX_WRITE_BYTES = 1_000_000
 DEFAULT_MAX_READ_BYTES = 10_000_000
 _TMP_PREFIX = ".kavi-tmp-"
+_LOCK_NAME = f"{_TMP_PREFIX}write.lock"  # hidden from listings like the temporary files
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -252,7 +253,10 @@ class Vault:
             elif entry.is_file(follow_symlinks=False):
                 yield rel
 
-    def write_text(self, path: str, content: str) -> str:
+    def write_text(self, path: str, content: str, *, overwrite: bool = True) -> str:
+        """Write `content` at `path` (atomically: a reader sees the old file or the new one). With `overwrite` false
+        the write is an exclusive create: FileExistsError when anything is already there, decided atomically.
+        Writes into one vault are serialized (a lock file in the vault root), across processes too."""
         if not self._writable:
             raise VaultWriteDenied(
                 f"the vault is read-only for this skill; cannot write {path!r} (only FILE_WRITE skills may write)"
@@ -266,26 +270,55 @@ class Vault:
             raise VaultLimitError(f"refusing to write {len(data)} bytes to {shown!r}; the limit is {self._max_write}")
         fd = self._open_parent(parts, create=True)
         try:
-            st = self._lstat_last(fd, parts[-1], shown)
-            if st is not None and not stat.S_ISREG(st.st_mode):
-                raise IsADirectoryError(f"vault path {shown!r} exists and is not a regular file")
-            tmp = f"{_TMP_PREFIX}{uuid.uuid4().hex}"
-            tfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(tfd, view) :]
-                os.fsync(tfd)
-                os.close(tfd)
-                tfd = -1
-                # Same directory descriptor on both sides: the rename cannot land anywhere but here.
-                os.replace(tmp, parts[-1], src_dir_fd=fd, dst_dir_fd=fd)
-            except BaseException:
-                if tfd >= 0:
-                    os.close(tfd)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp, dir_fd=fd)
-                raise
+            with self._write_lock():
+                st = self._lstat_last(fd, parts[-1], shown)
+                if st is not None and not stat.S_ISREG(st.st_mode):
+                    raise IsADirectoryError(f"vault path {shown!r} exists and is not a regular file")
+                if st is not None and not overwrite:
+                    raise FileExistsError(f"vault file {shown!r} already exists (written without overwrite)")
+                self._write_new(fd, parts[-1], data, overwrite=overwrite, shown=shown)
         finally:
             os.close(fd)
         return shown
+
+    @contextlib.contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        import fcntl
+
+        root = self._open_root(create=True)
+        try:
+            lock = os.open(_LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=root)
+        finally:
+            os.close(root)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(lock)
+
+    @staticmethod
+    def _write_new(fd: int, name: str, data: bytes, *, overwrite: bool, shown: str) -> None:
+        tmp = f"{_TMP_PREFIX}{uuid.uuid4().hex}"
+        tfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(tfd, view) :]
+            os.fsync(tfd)
+            os.close(tfd)
+            tfd = -1
+            # Same directory descriptor on both sides: the new name cannot land anywhere but here.
+            if overwrite:
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            else:
+                try:
+                    os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+                except FileExistsError:
+                    raise FileExistsError(f"vault file {shown!r} already exists (written without overwrite)") from None
+                os.unlink(tmp, dir_fd=fd)
+        except BaseException:
+            if tfd >= 0:
+                os.close(tfd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=fd)
+            raise

@@ -201,27 +201,54 @@ def _cgroup_for(limits: Limits, isolation: dict[str, str]) -> "_PidsCgroup | Non
     return None
 
 
-def run_sandboxed(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    limits: Limits,
-    env_extra: Mapping[str, str] | None = None,
-    stdin: bytes | None = None,
-    rw: Sequence[Path] = (),
-    hold_stdin: Callable[[], object] | None = None,
-    scratch: bool = False,
-) -> SandboxResult:
-    """Run `argv` in `cwd` inside the gate sandbox (bubblewrap: user, mount, pid, net, ipc, uts and cgroup
-    namespaces, seccomp), under rlimits, in its own pids cgroup, with a scrubbed environment and a wall timeout
-    that kills every process it started. `cwd` and `rw` are the only places it can write. Where a layer cannot
-    be had, the isolation report says so, with the reason.
+@dataclass
+class _Prepared:
+    """A command wrapped in every layer this OS allows, and what must be cleaned up after it."""
 
-    With `scratch`, the job sees `cwd` as a tmpfs of `limits.scratch_mb` holding the directory's files read-only:
-    it may write there, and nothing it writes reaches the host's disk (for jobs whose results come on stdout).
+    command: list[str]
+    env: dict[str, str]
+    pass_fds: list[int]
+    isolation: dict[str, str]
+    cgroup: "_PidsCgroup | None"
+    jail_cmd: jail.JailCommand | None
+    marker_r: int | None
+    marker_w: int | None
 
-    With `hold_stdin`, the command starts at once but gets its stdin only when `hold_stdin()` returns: a job
-    can import its tools while something else finishes, and the wall timeout counts from the release."""
+    def after_spawn(self) -> None:
+        """Close the descriptors only the child needed."""
+        if self.jail_cmd is not None:
+            self.jail_cmd.close()
+        if self.marker_w is not None:
+            os.close(self.marker_w)
+            self.marker_w = None
+
+    def release(self) -> None:
+        """Kill what is left of the job and free its cgroup and descriptors."""
+        if self.jail_cmd is not None:
+            self.jail_cmd.close()
+        if self.marker_w is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.marker_w)
+            self.marker_w = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+    def started(self) -> bool | None:
+        """Whether the sandbox was built and the command about to start (None where no marker was set)."""
+        if self.marker_r is None:
+            return None
+        os.set_blocking(self.marker_r, False)
+        try:
+            return bool(os.read(self.marker_r, 16))
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(self.marker_r)
+            self.marker_r = None
+
+
+def _prepare(argv: Sequence[str], *, cwd: Path, limits: Limits, env_extra: Mapping[str, str] | None,
+             rw: Sequence[Path], scratch: bool) -> _Prepared:
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "home").mkdir(exist_ok=True)
     (cwd / "tmp").mkdir(exist_ok=True)
@@ -268,24 +295,47 @@ def run_sandboxed(
     command = [*limit_prefix, *prefix, *argv]
     if cgroup is not None:
         command = ["/bin/sh", "-c", _JOIN_CGROUPS, "kavi-sandbox", *cgroup.join_paths(), "--", *command]
+    return _Prepared(command, scrubbed_env(cwd, env_extra), pass_fds, isolation, cgroup, jail_cmd, marker_r,
+                     marker_w)
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    limits: Limits,
+    env_extra: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    rw: Sequence[Path] = (),
+    hold_stdin: Callable[[], object] | None = None,
+    scratch: bool = False,
+) -> SandboxResult:
+    """Run `argv` in `cwd` inside the gate sandbox (bubblewrap: user, mount, pid, net, ipc, uts and cgroup
+    namespaces, seccomp), under rlimits, in its own pids cgroup, with a scrubbed environment and a wall timeout
+    that kills every process it started. `cwd` and `rw` are the only places it can write. Where a layer cannot
+    be had, the isolation report says so, with the reason.
+
+    With `scratch`, the job sees `cwd` as a tmpfs of `limits.scratch_mb` holding the directory's files read-only:
+    it may write there, and nothing it writes reaches the host's disk (for jobs whose results come on stdout).
+
+    With `hold_stdin`, the command starts at once but gets its stdin only when `hold_stdin()` returns: a job
+    can import its tools while something else finishes, and the wall timeout counts from the release."""
+    prep = _prepare(argv, cwd=cwd, limits=limits, env_extra=env_extra, rw=rw, scratch=scratch)
     t0 = time.monotonic()
     out, errbuf = bytearray(), bytearray()
     timed_out = False
     try:
         proc = subprocess.Popen(
-            command,
+            prep.command,
             cwd=cwd,
-            env=scrubbed_env(cwd, env_extra),
+            env=prep.env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            pass_fds=pass_fds,
+            pass_fds=prep.pass_fds,
         )
-        if jail_cmd is not None:
-            jail_cmd.close()
-        if marker_w is not None:
-            os.close(marker_w)
+        prep.after_spawn()
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
         for t in threads:
@@ -305,25 +355,14 @@ def run_sandboxed(
         # Whatever the outcome, nothing the command started may outlive it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        if cgroup is not None:
-            cgroup.kill_all()
+        if prep.cgroup is not None:
+            prep.cgroup.kill_all()
         proc.wait()
         for t in threads:
             t.join(5)
     finally:
-        if jail_cmd is not None:
-            jail_cmd.close()
-        if cgroup is not None:
-            cgroup.remove()
-    started: bool | None = None
-    if marker_r is not None:
-        os.set_blocking(marker_r, False)
-        try:
-            started = bool(os.read(marker_r, 16))
-        except BlockingIOError:
-            started = False
-        finally:
-            os.close(marker_r)
+        prep.release()
+    started = prep.started()
     rc = proc.returncode
     return SandboxResult(
         returncode=rc,
@@ -332,9 +371,62 @@ def run_sandboxed(
         duration_s=time.monotonic() - t0,
         timed_out=timed_out,
         killed_by_signal=-rc if rc is not None and rc < 0 else None,
-        isolation=isolation,
+        isolation=prep.isolation,
         started=started,
     )
+
+
+class SandboxedProcess:
+    """A long-lived command in the gate sandbox, talked to over its stdin and stdout (its stderr is kept, bounded).
+    `kill` ends it and everything it started, at once; `close` also frees its cgroup."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path, limits: Limits,
+                 env_extra: Mapping[str, str] | None = None, scratch: bool = True) -> None:
+        self._prep = _prepare(argv, cwd=cwd, limits=limits, env_extra=env_extra, rw=(), scratch=scratch)
+        self.isolation = self._prep.isolation
+        self.stderr = bytearray()
+        try:
+            self.proc = subprocess.Popen(self._prep.command, cwd=cwd, env=self._prep.env, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                         pass_fds=self._prep.pass_fds, bufsize=0)
+        except BaseException:
+            self._prep.release()
+            raise
+        self._prep.after_spawn()
+        self._stderr_thread = threading.Thread(target=_drain, args=(self.proc.stderr, self.stderr), daemon=True)
+        self._stderr_thread.start()
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def kill(self) -> None:
+        """Kill the command's session and every process in its cgroup (safe to call more than once)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self._prep.cgroup is not None:
+            self._prep.cgroup.kill_all()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self._stderr_thread.join(1)
+        self._prep.release()
+        with contextlib.suppress(OSError):
+            if self._prep.marker_r is not None:
+                os.close(self._prep.marker_r)
+                self._prep.marker_r = None
 
 
 def read_job_file(path: Path, limit: int = 4 * 1024 * 1024) -> bytes | None:

@@ -156,7 +156,7 @@ def _schemas(loader: TrustLoader, skill: TrustedSkill, name: str) -> tuple[str, 
     from kavi.proposals.values import fields_json_schema
     from kavi.runtime.composition import parse_doc
     from kavi.runtime.errors import SkillLoadError
-    from kavi.runtime.executor import COMPOSITION_SUFFIX, input_schema_of
+    from kavi.runtime.executor import COMPOSITION_SUFFIX, describe_trusted
 
     if str(skill.path).endswith(COMPOSITION_SUFFIX):
         doc = parse_doc(loader.verify(skill))
@@ -165,8 +165,11 @@ def _schemas(loader: TrustLoader, skill: TrustedSkill, name: str) -> tuple[str, 
         steps = " → ".join(str(s.get("skill")) for s in doc.get("steps", []))
         return (f"{name}: a composition of trusted skills ({steps})", fields_json_schema(doc.get("inputs", [])),
                 fields_json_schema(doc.get("outputs", [])))
-    cls = loader.load(skill)
-    return (str(getattr(cls, "description", "") or name), input_schema_of(cls), cls.output_model.model_json_schema())
+    described = describe_trusted([skill], loader)[0]
+    if "error" in described:
+        raise SkillLoadError(str(described["error"]))
+    return (str(described.get("description") or name), dict(described["input_schema"]),
+            dict(described["output_schema"]))
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:

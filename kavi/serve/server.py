@@ -103,6 +103,26 @@ class SkillToolServer:
         self.catalog = Catalog()
         self.refreshes = 0
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._workers: Any = None
+        self._in_flight: set[threading.Event] = set()
+
+    @property
+    def workers(self) -> Any:
+        """The pool of contained workers every call runs in (started on first use, KAVI_RUN_WORKERS of them)."""
+        with self._lock:
+            if self._workers is None:
+                from kavi.runtime.worker import WorkerPool
+                from kavi.settings import read_setting
+
+                self._workers = WorkerPool(read_setting("run_workers"))
+            return self._workers
+
+    def close(self) -> None:
+        """Stop every call in flight (their workers are killed) and the pool's waiting workers."""
+        for event in list(self._in_flight):
+            event.set()
+        if self._workers is not None:
+            self._workers.close()
 
     # -- the ledger, watched -------------------------------------------------------------------------------
     def _file_signature(self) -> tuple[Any, ...]:
@@ -122,6 +142,7 @@ class SkillToolServer:
             if not force and self._runner is not None and signature == self._signature:
                 return False
             runner, _, trusted = self._make_runner(self.home)
+            runner.workers = self._workers
             records = trusted.records
             meta = {(t.name, t.version): t for t in records.trusted_versions()}
             catalog = build_catalog(trusted.by_name, meta, self.policy, runner.loader)
@@ -135,8 +156,10 @@ class SkillToolServer:
         return [types.Tool.model_validate(d) for d in as_mcp(self.catalog.tools.values(), self.search_enabled)]
 
     # -- calls ---------------------------------------------------------------------------------------------
-    def call(self, tool_name: str, arguments: Any, caller: str) -> types.CallToolResult:
-        """Run one tool call to completion (blocking: the MCP handler runs it in a worker thread)."""
+    def call(self, tool_name: str, arguments: Any, caller: str,
+             cancelled: threading.Event | None = None) -> types.CallToolResult:
+        """Run one tool call to completion (blocking: the MCP handler runs it in a thread); setting `cancelled` kills
+        its worker (the client cancelled the request or went away)."""
         if not isinstance(tool_name, str):
             return _error("the tool name must be text")
         if tool_name == SEARCH_TOOL and self.search_enabled:
@@ -151,6 +174,7 @@ class SkillToolServer:
             return _error(f"no tool named {tool_name[:80]!r}: tools are trusted skill names (NAME, or NAME__vN "
                           "for a pinned version)")
         runner = self._runner
+        runner.workers = self.workers
 
         def admit(skill: Any) -> str | None:
             # Served means opted in: the --allow flags are this server's confirmation of side effects.
@@ -161,7 +185,7 @@ class SkillToolServer:
             data = self._bounded(arguments)
             # Every call goes through the runner, withheld tools too: its refusals (class not served, tampered,
             # revoked, schema) are execution records.
-            record = runner.run(ref, data, confirmed=True, caller=caller, admit=admit)
+            record = runner.run(ref, data, confirmed=True, caller=caller, admit=admit, cancelled=cancelled)
         except RuntimeRefusal as exc:
             refused = getattr(exc, "record", None)
             return _error(f"refused: {self._relative(str(exc))}"
@@ -257,6 +281,7 @@ class SkillToolServer:
                     yield {}
                 finally:
                     tg.cancel_scope.cancel()
+                    self.close()
 
         server: Server[Any, Any] = _Server("kavi-forge", version=__version__, instructions=INSTRUCTIONS,
                                           lifespan=lifespan)
@@ -282,7 +307,15 @@ class SkillToolServer:
             remember()
             await refreshed()
             caller = caller_of(server.request_context.session)
-            return await anyio.to_thread.run_sync(functools.partial(self.call, name, arguments, caller))
+            cancelled = threading.Event()
+            self._in_flight.add(cancelled)
+            try:
+                # Abandoned on cancellation (the client cancelled, or went away): the event kills the call's worker.
+                return await anyio.to_thread.run_sync(functools.partial(self.call, name, arguments, caller, cancelled),
+                                                      abandon_on_cancel=True)
+            finally:
+                cancelled.set()
+                self._in_flight.discard(cancelled)
 
         return server
 

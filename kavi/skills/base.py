@@ -30,7 +30,9 @@ class VaultHandle(Protocol):
 
     def list_files(self, pattern: str = "**/*") -> list[str]: ...
 
-    def write_text(self, path: str, content: str) -> str: ...
+    def write_text(self, path: str, content: str, *, overwrite: bool = True) -> str:
+        """Write a note; with `overwrite=False` an atomic exclusive create (FileExistsError if the path exists)."""
+        ...
 
 
 class HttpHandle(Protocol):

@@ -45,7 +45,7 @@ class TrustedVersions:
                 builds.append(t.build_id)
                 self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
                     t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
-                    version=t.version)
+                    version=t.version, timeout_s=t.timeout_s)
             # SUSPECT versions the setting keeps from running: name -> {version: reason}
             self.suspect: dict[str, dict[int, str]] = refused_suspects(self.records)
             stale_verdicts_note(h, self.records, builds)
@@ -118,7 +118,9 @@ class TrustedVersions:
         return None if skill is None else str(skill.sha256)
 
 
-def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersions]:
+def _runner(h: KaviHome, *, fsync: bool = True, workers: Any = None) -> tuple[Any, Any, TrustedVersions]:
+    """The runner `kavi run`, chains, replays and the MCP server use; `workers` a pool of contained workers (None: a
+    worker is started for each call)."""
     from kavi.runtime.executor import SkillRunner
     from kavi.runtime.records import ExecutionLog
 
@@ -131,7 +133,7 @@ def _runner(h: KaviHome, *, fsync: bool = True) -> tuple[Any, Any, TrustedVersio
         from kavi.runtime.model_endpoint import model_from_env
 
         model = model_from_env()  # summarize_note and search_notes use it; without it they fall back
-    return SkillRunner(h, trusted.get, log, llm=model), log, trusted
+    return SkillRunner(h, trusted.get, log, llm=model, workers=workers), log, trusted
 
 
 def _parse_json(text: str, what: str) -> Any:
@@ -236,9 +238,13 @@ def run(
     as_json: Annotated[bool, typer.Option("--output-json", help="print the execution record as JSON")] = False,
 ) -> None:
     """Run a trusted skill: trust check, schema validation, execution, and an audit record."""
+    from kavi.runtime.worker import WorkerPool
+
+    # The call's contained worker starts now, while the ledger is read: it is ready when the run needs it.
+    workers = WorkerPool(1, warm=1, refill=False)
     data = _parse_json_option(json_input, "--json")
     h = _home(home)
-    runner, _, _ = _runner(h)
+    runner, _, _ = _runner(h, workers=workers)
     if not isinstance(data, dict):
         raise typer.BadParameter("--json must be a JSON object of the skill's input fields")
     from kavi.runtime.errors import SkillNotTrusted
