@@ -102,6 +102,46 @@ def sign_of_source(body: str = "1 if n > 0 else (-1 if n < 0 else 0)") -> str:
     return _SIGN_OF_SOURCE.format(body=body)
 
 
+# A skill that computes for as long as it is asked (CPU time): a runaway call, as a backtracking regex would be.
+SPIN_SPEC: dict[str, Any] = {
+    "name": "spin", "side_effect_class": "READ_ONLY", "timeout_s": 3,
+    "description": "Count upwards for the given number of seconds of CPU time, then return the count.",
+    "inputs": [{"name": "seconds", "type": "float"}], "outputs": [{"name": "count", "type": "int"}],
+    "examples": [{"input": {"seconds": 0}, "expected": {"count": 0}}],
+}
+SPIN_SOURCE = '''"""Count for a while."""
+
+import time
+
+from pydantic import BaseModel
+
+from kavi_assets.skills.base import BaseSkill, SideEffectClass
+
+
+class SpinInput(BaseModel):
+    seconds: float
+
+
+class SpinOutput(BaseModel):
+    count: int
+
+
+class Spin(BaseSkill[SpinInput, SpinOutput]):
+    name = "spin"
+    description = "Count upwards for a while."
+    input_model = SpinInput
+    output_model = SpinOutput
+    side_effect_class = SideEffectClass.READ_ONLY
+
+    def execute(self, input_data: SpinInput) -> SpinOutput:
+        count = 0
+        end = time.process_time() + input_data.seconds
+        while time.process_time() < end:
+            count += 1
+        return SpinOutput(count=count)
+'''
+
+
 def word_count_spec(**changes: Any) -> dict[str, Any]:
     """The word_count proposal as data, with fields replaced at will (a fresh copy each call)."""
     return copy.deepcopy({**WORD_COUNT_SPEC, **changes})

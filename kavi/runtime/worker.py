@@ -10,14 +10,17 @@ is killed. A worker runs one call and is thrown away; a `WorkerPool` keeps some 
 import atexit
 import base64
 import contextlib
+import functools
 import json
 import os
+import queue
 import select
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,11 @@ def sandbox_problem() -> str | None:
     return jail.probe()
 
 
+@functools.cache
+def _spawner() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="kavi-worker-spawner")
+
+
 def _tmp_root() -> Path:
     return Path(tempfile.gettempdir()) / f"kavi-workers-{os.getuid()}"
 
@@ -70,7 +78,10 @@ class Worker:
     def __init__(self) -> None:
         self.cwd = fresh_dir(_tmp_root(), "w")
         argv = [sys.executable, "-I", "-m", "kavi.runtime.worker_main"]
-        self.process = SandboxedProcess(argv, cwd=self.cwd, limits=WORKER_LIMITS, scratch=True)
+        # Started from one long-lived thread: bubblewrap's --die-with-parent fires when the *thread* that started
+        # it ends, so a worker started from a short-lived thread would be killed with it.
+        self.process = _spawner().submit(SandboxedProcess, argv, cwd=self.cwd, limits=WORKER_LIMITS,
+                                         scratch=True).result()
         self._buffer = b""
         self._ready = False
         self.started_at = time.monotonic()
@@ -176,9 +187,59 @@ class Worker:
             self.close()
 
     def close(self) -> None:
+        """Kill the worker's session now; what is left in its cgroup, the cgroup and its folder are the reaper's, off
+        the caller's path."""
+        self.process.kill(session_only=True)
+        _reaper.put(self)
+
+    def reap(self) -> None:
         self.process.close()
         with contextlib.suppress(OSError):
             _remove_tree(self.cwd)
+
+
+class _Reaper:
+    """Waits for killed workers and frees what they held, in one background thread; drained at exit."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Worker | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pending = 0
+
+    def put(self, worker: Worker) -> None:
+        with self._lock:
+            if getattr(worker, "_queued", False):
+                return
+            worker._queued = True  # type: ignore[attr-defined]
+            self._pending += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="kavi-worker-reaper", daemon=True)
+                self._thread.start()
+                atexit.register(self.drain)
+        self._queue.put(worker)
+
+    def _run(self) -> None:
+        while True:
+            worker = self._queue.get()
+            if worker is None:
+                return
+            try:
+                worker.reap()
+            except Exception:  # a worker that cannot be reaped is left to the kernel (it is killed already)
+                pass
+            finally:
+                with self._lock:
+                    self._pending -= 1
+
+    def drain(self, timeout_s: float = 10.0) -> None:
+        """Wait until every killed worker is reaped (at exit: no cgroup or folder is left behind)."""
+        end = time.monotonic() + timeout_s
+        while self._pending and time.monotonic() < end:
+            time.sleep(0.01)
+
+
+_reaper = _Reaper()
 
 
 def _remove_tree(path: Path) -> None:
@@ -271,6 +332,7 @@ class WorkerPool:
         end = time.monotonic() + 3.0
         while self._starting and time.monotonic() < end:
             time.sleep(0.01)
+        _reaper.drain()
         with contextlib.suppress(Exception):
             atexit.unregister(self.close)
 

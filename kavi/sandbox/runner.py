@@ -402,11 +402,13 @@ class SandboxedProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def kill(self) -> None:
-        """Kill the command's session and every process in its cgroup (safe to call more than once)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        if self._prep.cgroup is not None:
+    def kill(self, *, session_only: bool = False) -> None:
+        """Kill the command's session and every process in its cgroup (safe to call more than once). With
+        `session_only`, the session alone: at once, without waiting for the cgroup to empty (`close` does that)."""
+        if self.proc.returncode is None:  # never signal a process group whose leader was already reaped
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        if self._prep.cgroup is not None and not session_only:
             self._prep.cgroup.kill_all()
 
     def close(self) -> None:
