@@ -45,6 +45,20 @@ class VerifyOutcome:
     ceremony: dict[str, Any] = field(default_factory=dict)  # the level, why, what it runs and what it skipped
 
 
+def runtime_containment() -> str:
+    """How trusted skills run here: in a sandboxed worker, or, where none can be built, refused or run with the layers
+    that remain (the setting decides)."""
+    from kavi.sandbox.jail import probe
+    from kavi.settings import read_setting
+
+    problem = probe()
+    if problem is None:
+        return "contained: each run in a sandboxed worker (the gate sandbox's layers), killed at its deadline"
+    if read_setting("run_without_sandbox") == "allow":
+        return f"uncontained: no worker sandbox here ({problem}); runs use the layers that remain (setting: allow)"
+    return f"refused: no worker sandbox here ({problem}); trusted runs are refused until one can be built"
+
+
 def _mypy_cache_root(ctx: ForgeContext) -> Path:
     return ctx.home.root / "cache" / "mypy"
 
@@ -204,6 +218,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "evidence": evidence,
         "ceremony": plan,
         "fingerprint": fingerprint_for(ctx).to_dict(),  # what judged it (stale when it moves)
+        "runtime": runtime_containment(),  # how the skill will run once trusted, on this machine
     }
     ref = ctx.store.put(canonical(report), "verification_report")
     artifacts: list[tuple[str, ArtifactRef, str, str]] = [("report", ref, skill_sha256, "report_of")]

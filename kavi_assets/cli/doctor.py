@@ -216,8 +216,28 @@ def _sandbox() -> Check:
     return Check("gate sandbox", "ok", "bubblewrap: " + ", ".join(jail.LAYERS) + " layers active")
 
 
+def _runtime_sandbox() -> Check:
+    """Where trusted skills run: a sandboxed worker per call, or (without bubblewrap) what the setting decides."""
+    from kavi.sandbox import jail
+    from kavi.settings import read_setting
+
+    problem = jail.probe()
+    default, most = read_setting("run_timeout_s"), read_setting("run_max_timeout_s")
+    deadline = f"deadline {default:g}s by default (at most {most:g}s)"
+    if problem is None:
+        return Check("skill runtime", "ok", f"each call in a sandboxed worker, {deadline}, "
+                     f"{read_setting('run_workers')} workers for `kavi serve`")
+    if read_setting("run_without_sandbox") == "allow":
+        return Check("skill runtime", "warn", f"trusted skills run with the layers that remain, without bubblewrap: "
+                     f"{problem}", "install Debian's bubblewrap; or unset KAVI_RUN_WITHOUT_SANDBOX to refuse")
+    return Check("skill runtime", "fail", f"trusted skills are refused: no worker sandbox can be built ({problem})",
+                 "install Debian's bubblewrap, libseccomp2 and util-linux; or set KAVI_RUN_WITHOUT_SANDBOX=allow "
+                 "to run them with the layers that remain")
+
+
 def run_checks(home: KaviHome) -> list[Check]:
-    return [_config(), _writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(), _dagster(home),
+    return [_config(), _writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(),
+            _runtime_sandbox(), _dagster(home),
             *_sweep_checks(home), _log(home), *_ground_checks(home)]
 
 

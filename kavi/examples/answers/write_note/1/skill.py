@@ -58,11 +58,17 @@ class WriteNote(BaseSkill[WriteNoteInput, WriteNoteOutput]):
         path = f"notes/{slugify(input_data.title)}.md"
         content = render(input_data.title, input_data.body, normalize_tags(input_data.tags))
         size = len(content.encode("utf-8"))
-        if self.vault.exists(path):
-            existing = self.vault.read_text(path)
-            if existing == content:
-                return WriteNoteOutput(path=path, written=False, size=size)
-            if not input_data.overwrite:
-                raise FileExistsError(f"{path} holds a different note; pass overwrite=true to replace it")
+        if not input_data.overwrite:
+            # An exclusive create: of two writers racing for one title, exactly one writes.
+            try:
+                stored = self.vault.write_text(path, content, overwrite=False)
+            except FileExistsError:
+                if self.vault.read_text(path) == content:
+                    return WriteNoteOutput(path=path, written=False, size=size)
+                message = f"{path} holds a different note; pass overwrite=true to replace it"
+                raise FileExistsError(message) from None
+            return WriteNoteOutput(path=stored, written=True, size=size)
+        if self.vault.exists(path) and self.vault.read_text(path) == content:
+            return WriteNoteOutput(path=path, written=False, size=size)
         stored = self.vault.write_text(path, content)
         return WriteNoteOutput(path=stored, written=True, size=size)
