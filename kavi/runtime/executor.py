@@ -176,11 +176,10 @@ class SkillRunner:
         except TrustError as exc:
             self._start(ctx)
             raise self._refuse(ctx, exc, Refusal.TAMPERED) from None
-        problem = sandbox_problem()
-        if problem is not None and read_setting("run_without_sandbox") != "allow":
-            raise self._refuse(ctx, NoSandbox(
-                f"no sandbox can be built here ({problem}), so {skill.ref!r} was not run; set "
-                "KAVI_RUN_WITHOUT_SANDBOX=allow to run skills with the layers that remain"), Refusal.NO_SANDBOX)
+        allow_without = read_setting("run_without_sandbox") == "allow"
+        problem = sandbox_problem(quick=True)
+        if problem is not None and not allow_without:
+            raise self._no_sandbox(ctx, skill, problem)
         try:
             worker = self._take_worker()
         except PoolBusy as exc:
@@ -206,6 +205,10 @@ class SkillRunner:
             if self.workers is not None:
                 self.workers.give_back()
         effects = outcome.effects or None
+        if outcome.kind == "unstarted" and not allow_without:
+            problem = sandbox_problem()
+            if problem is not None:
+                raise self._no_sandbox(ctx, skill, problem)
         if outcome.ok:
             return self._finish(ctx, output=outcome.output, error=None, effects=effects)
         if outcome.kind == "tampered":
@@ -213,6 +216,11 @@ class SkillRunner:
         return self._finish(ctx, output=None, error=outcome.error, effects=effects,
                             refusal=Refusal.SCHEMA if outcome.kind == "schema" else None,
                             timed_out=True if outcome.kind == "timeout" else None)
+
+    def _no_sandbox(self, ctx: _RunContext, skill: TrustedSkill, problem: str) -> RuntimeRefusal:
+        return self._refuse(ctx, NoSandbox(
+            f"no sandbox can be built here ({problem}), so {skill.ref!r} was not run; set "
+            "KAVI_RUN_WITHOUT_SANDBOX=allow to run skills with the layers that remain"), Refusal.NO_SANDBOX)
 
     def deadline_of(self, skill: TrustedSkill) -> float:
         """The skill's deadline: its proposal's timeout_s, else the default, never above the configured maximum."""
@@ -444,7 +452,7 @@ def describe_trusted(skills: list[TrustedSkill], loader: TrustLoader | None = No
         if cached is None:
             pending.append((i, key, (skill.name, data, digest, skill.side_effect_class.value)))
     if pending:
-        problem = sandbox_problem()
+        problem = sandbox_problem(quick=True)
         if problem is not None and read_setting("run_without_sandbox") != "allow":
             for i, _, _ in pending:
                 out[i] = {"error": f"NoSandbox: no sandbox can be built here ({problem}); its code was not loaded"}

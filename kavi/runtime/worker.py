@@ -39,8 +39,8 @@ class WorkerError(RuntimeError):
     """The worker could not be started, or broke the protocol (its stderr's last line says why, when it said)."""
 
 
-class SandboxUnavailable(WorkerError):
-    """No sandbox can be built here and the setting refuses to run without one."""
+class WorkerNotStarted(WorkerError):
+    """The worker ended, or said nothing, before it was ready (a sandbox that cannot be built here ends so)."""
 
 
 @dataclass
@@ -58,9 +58,10 @@ class Outcome:
         return self.error is None
 
 
-def sandbox_problem() -> str | None:
-    """Why no worker sandbox can be built here, or None."""
-    return jail.probe()
+def sandbox_problem(*, quick: bool = False) -> str | None:
+    """Why no worker sandbox can be built here, or None. `quick`: only what can be seen without building one (a
+    worker that then never starts is explained by the full probe)."""
+    return jail.quick_problem() if quick else jail.probe()
 
 
 @functools.cache
@@ -81,7 +82,7 @@ class Worker:
         # Started from one long-lived thread: bubblewrap's --die-with-parent fires when the *thread* that started
         # it ends, so a worker started from a short-lived thread would be killed with it.
         self.process = _spawner().submit(SandboxedProcess, argv, cwd=self.cwd, limits=WORKER_LIMITS,
-                                         scratch=True).result()
+                                         scratch=True, probe=False).result()
         self._buffer = b""
         self._ready = False
         self.started_at = time.monotonic()
@@ -132,13 +133,17 @@ class Worker:
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         if self._ready:
             return
-        message = self._read(time.monotonic() + timeout_s)
+        try:
+            message = self._read(time.monotonic() + timeout_s)
+        except WorkerError as exc:
+            self.close()
+            raise WorkerNotStarted(str(exc)) from None
         if message is None:
             self.close()
-            raise WorkerError(f"the worker did not start within {timeout_s:.0f}s")
+            raise WorkerNotStarted(f"the worker did not start within {timeout_s:.0f}s")
         if "ready" not in message:
             self.close()
-            raise WorkerError("the worker did not say it was ready")
+            raise WorkerNotStarted("the worker did not say it was ready")
         self._ready = True
 
     def _send(self, message: Mapping[str, Any]) -> None:
@@ -355,6 +360,8 @@ def run_contained(worker: Worker, *, name: str, data: bytes, digest: str, side_e
                "shown": f"{name} (sha256 {digest[:12]})"}
     try:
         done = worker.request(request, deadline_s=deadline_s, serve=broker.serve, cancelled=cancelled)
+    except WorkerNotStarted as exc:
+        return Outcome(error=f"WorkerError: {exc}", kind="unstarted", effects=broker.effects)
     except WorkerError as exc:
         return Outcome(error=f"WorkerError: {exc}", kind="failure", effects=broker.effects)
     if done is None:

@@ -140,6 +140,20 @@ def _ancestors(paths: Iterable[Path]) -> list[str]:
     return list(seen)
 
 
+def quick_problem() -> str | None:
+    """What `probe` would find missing without starting anything (bubblewrap, setpriv as root, the seccomp filter);
+    None does not prove the sandbox can be built here (`probe` does, by building one)."""
+    if _bwrap() is None:
+        return "bubblewrap (bwrap) is not installed; install Debian's `bubblewrap`"
+    if os.geteuid() == 0 and _setpriv() is None:
+        return "setpriv (util-linux) is not installed"
+    try:
+        compiled_filter()
+    except SeccompUnavailable as err:
+        return str(err)
+    return None
+
+
 @functools.cache
 def probe() -> str | None:
     """None when bubblewrap works here with every layer; else why not (the runner then reports omissions)."""

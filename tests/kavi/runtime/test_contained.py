@@ -13,7 +13,7 @@ import pytest
 
 from kavi.home import KaviHome
 from kavi.lifecycle import Refusal
-from kavi.runtime.errors import WorkersBusy
+from kavi.runtime.errors import NoSandbox, WorkersBusy
 from kavi.runtime.executor import SkillRunner
 from kavi.runtime.http_client import HttpClient, HttpHandleError
 from kavi.runtime.worker import PoolBusy, WorkerPool, sandbox_problem
@@ -295,3 +295,23 @@ def test_a_network_skill_cannot_fetch_loopback(make_runner: Callable[..., SkillR
     assert not record.success
     assert "loopback, link-local or private" in str(record.error)
     assert record.effects == [{"effect": "http.get", "url": loopback_server, "ok": False}]
+
+
+def test_without_a_sandbox_runs_are_refused_by_default(runner: SkillRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kavi.sandbox import jail
+
+    monkeypatch.setattr(jail, "quick_problem", lambda: "bubblewrap (bwrap) is not installed")
+    with pytest.raises(NoSandbox, match="no sandbox can be built here") as refused:
+        runner.run("echo", {"text": "hi"}, confirmed=True)
+    assert refused.value.record.refusal is Refusal.NO_SANDBOX
+    assert runner.log.read_all()[-1].refusal is Refusal.NO_SANDBOX
+
+
+def test_without_a_sandbox_the_setting_runs_with_the_layers_that_remain(runner: SkillRunner,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from kavi.sandbox import jail
+
+    monkeypatch.setattr(jail, "quick_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setenv("KAVI_RUN_WITHOUT_SANDBOX", "allow")
+    record = runner.run("echo", {"text": "hi", "times": 2}, confirmed=True)
+    assert record.success and record.output_data() == {"text": "hihi", "length": 4}
