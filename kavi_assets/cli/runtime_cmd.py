@@ -286,7 +286,10 @@ def chain(
         spec = ChainSpec.model_validate(data)
     except ValidationError as err:
         raise typer.BadParameter(f"the chain spec is not valid: {err.errors()[0]['msg']}") from None
-    runner, _, _ = _runner(_home(home))
+    from kavi.runtime.worker import WorkerPool
+
+    # One worker waits ahead of each step (a step's worker runs that step only).
+    runner, _, _ = _runner(_home(home), workers=WorkerPool(1, warm=1))
     records = run_chain(runner, spec, confirmed=yes)
     for i, r in enumerate(records):
         colour = "green" if r.success else "red"
@@ -305,9 +308,10 @@ def replay_cmd(
 ) -> None:
     """Re-run a past execution with its recorded input, if the same trusted code is still in place."""
     from kavi.runtime.replay import replay
+    from kavi.runtime.worker import WorkerPool
 
     h = _home(home)
-    runner, log, trusted = _runner(h)
+    runner, log, trusted = _runner(h, workers=WorkerPool(1, warm=1, refill=False))
     original = log.find(execution)
     ref = original.skill_name if original.skill_version is None else f"{original.skill_name}@{original.skill_version}"
     skill = trusted.get(ref)

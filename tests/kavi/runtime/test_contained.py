@@ -2,9 +2,11 @@
 
 import dataclasses
 import json
+import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,6 +18,7 @@ from kavi.lifecycle import Refusal
 from kavi.runtime.errors import NoSandbox, WorkersBusy
 from kavi.runtime.executor import SkillRunner
 from kavi.runtime.http_client import HttpClient, HttpHandleError
+from kavi.runtime.trust import TrustedSkill
 from kavi.runtime.worker import PoolBusy, WorkerPool, sandbox_problem
 from kavi.skills.base import SideEffectClass
 from tests.kavi.runtime.runtime_skills import HEADER, Registry, install_source
@@ -66,10 +69,12 @@ class Probe(BaseSkill[ProbeInput, ProbeOutput]):
                 f.write("x")
             return ProbeOutput(result=os.getcwd())
         if action == "fork":
+            import sys
+
             pid = os.fork()
             if pid == 0:
-                while True:
-                    time.sleep(1)
+                os.setsid()
+                os.execv(sys.executable, [sys.executable, "-c", f"import time; time.sleep(300)  # {arg}"])
             time.sleep(30)
         if action == "env":
             return ProbeOutput(result=";".join(sorted(os.environ)))
@@ -104,7 +109,7 @@ class CreateOnce(BaseSkill[CreateInput, CreateOutput]):
 
 
 @pytest.fixture
-def probe(home: KaviHome, registry: Registry) -> Callable[..., object]:
+def probe(home: KaviHome, registry: Registry) -> TrustedSkill:
     registry["probe"] = dataclasses.replace(install_source(home, "probe", PROBE, SideEffectClass.READ_ONLY),
                                             timeout_s=2.0)
     return registry["probe"]
@@ -121,15 +126,35 @@ def test_a_runaway_call_is_killed_at_its_deadline(runner: SkillRunner, probe: ob
     assert logged.execution_id == record.execution_id and logged.timed_out is True
 
 
-def test_a_forked_child_dies_with_its_call(runner: SkillRunner, probe: object) -> None:
-    record = runner.run("probe", {"action": "fork"}, confirmed=True)
-    assert record.timed_out is True
-    # nothing of the call survives: no process of the sandbox user is left running the skill's loop
-    time.sleep(0.2)
-    import subprocess
+def _alive_with(token: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
 
-    listing = subprocess.run(["ps", "-eo", "user:20,args"], capture_output=True, text=True, check=False).stdout
-    assert "kavi.runtime.worker_main" not in listing
+
+def test_a_forked_child_dies_with_its_call(runner: SkillRunner, probe: object) -> None:
+    token = f"kavi-fork-{uuid.uuid4().hex}"
+    done: list[object] = []
+    call = threading.Thread(target=lambda: done.append(runner.run("probe", {"action": "fork", "arg": token},
+                                                                  confirmed=True)))
+    call.start()
+    deadline = time.monotonic() + 10
+    while not _alive_with(token) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _alive_with(token), "the skill's child never started (the test would prove nothing)"
+    call.join()
+    assert getattr(done[0], "timed_out", None) is True
+    # nothing the call started survives it, not even a child in a session of its own
+    deadline = time.monotonic() + 10
+    while _alive_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive_with(token)
 
 
 def test_the_host_filesystem_is_out_of_reach(runner: SkillRunner, probe: object, home: KaviHome) -> None:
