@@ -1,5 +1,6 @@
 """`kavi`: propose, forge, inspect, approve and run skills. Every command honours KAVI_HOME and DAGSTER_HOME.
-This module only builds the app from the command groups' modules; nothing imports it."""
+This module only builds the app from the command groups' modules: `main` registers the one group a command needs,
+`app` (as tests import it) all of them."""
 
 from typing import Annotated
 
@@ -7,7 +8,7 @@ import typer
 
 from kavi_assets.cli.outcome import EXIT_STATUS_HELP
 
-app = typer.Typer(
+_app = typer.Typer(
     name="kavi",
     help="Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step.",
     epilog=EXIT_STATUS_HELP,
@@ -24,49 +25,70 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="print the version and exit")] = False) -> None:
     """Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step."""
 
 
-def _register_groups() -> None:
-    from kavi_assets.cli import lifecycle_cmd
-
-    lifecycle_cmd.register(app)
-    try:
-        from kavi_assets.cli import check_cmd
-
-        check_cmd.register(app)
-    except ImportError:
-        pass
-    from kavi_assets.cli import ceremony_cmd, demo_cmd, holdout_cmd, policy_cmd, reverify_cmd, runtime_cmd
-
-    demo_cmd.register(app)
-    policy_cmd.register(app)
-    runtime_cmd.register(app)
-    holdout_cmd.register(app)
-    ceremony_cmd.register(app)
-    from kavi_assets.cli import serve_cmd
-
-    serve_cmd.register(app)
-    from kavi_assets.cli import decompose_cmd
-
-    decompose_cmd.register(app)
-    reverify_cmd.register(app)
-    from kavi_assets.cli import scale_cmd
-
-    scale_cmd.register(app)
+# Which module registers each command: `kavi NAME ...` imports only NAME's module (a command's start does not pay for
+# every other command's imports); help, completion and anything unknown register them all.
+COMMAND_MODULES: dict[str, str] = {
+    **dict.fromkeys(("propose", "forge", "status", "lineage", "approve", "retry", "schema"), "lifecycle_cmd"),
+    "check": "check_cmd",
+    "demo": "demo_cmd",
+    "policy": "policy_cmd",
+    **dict.fromkeys(("skills", "run", "chain", "replay", "tail", "session", "verify", "doctor", "registry"),
+                    "runtime_cmd"),
+    "holdout": "holdout_cmd",
+    "ceremony": "ceremony_cmd",
+    **dict.fromkeys(("serve", "tools", "search"), "serve_cmd"),
+    **dict.fromkeys(("tree", "decompose"), "decompose_cmd"),
+    **dict.fromkeys(("reverify", "reinstate", "economics", "attest"), "reverify_cmd"),
+    "scale-demo": "scale_cmd",
+}
+_registered: set[str] = set()
 
 
-_register_groups()
+def _register_groups(only: str | None = None) -> None:
+    """Register every command group, or only the one module `only` names."""
+    import importlib
+
+    for module in dict.fromkeys(COMMAND_MODULES.values()):
+        if (only is not None and module != only) or module in _registered:
+            continue
+        try:
+            importlib.import_module(f"kavi_assets.cli.{module}").register(_app)
+        except ImportError:
+            if module != "check_cmd":  # the policy checker's command is optional
+                raise
+        _registered.add(module)
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The module of the command `argv` names, when it names one and asks nothing of the others."""
+    words = [a for a in argv[1:] if a.startswith("-") is False]
+    if not words or any(a in ("--help", "--install-completion", "--show-completion") for a in argv[1:2]):
+        return None
+    return COMMAND_MODULES.get(words[0]) if argv[1:2] == words[:1] else None
+
+
+def __getattr__(name: str) -> object:
+    """`app`: the whole CLI, every command registered (what tests and embedders import)."""
+    if name == "app":
+        _register_groups()
+        return _app
+    raise AttributeError(name)
 
 
 def main() -> None:
     """The `kavi` command: the app, then one collection (finalizers run as at any exit) and a freeze, so the
     exit's own collections do not walk everything the command loaded again."""
+    import sys
+
+    _register_groups(_command_of(sys.argv))
     try:
-        app()
+        _app()
     finally:
         import gc
 
