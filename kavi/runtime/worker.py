@@ -39,6 +39,10 @@ class WorkerError(RuntimeError):
     """The worker could not be started, or broke the protocol (its stderr's last line says why, when it said)."""
 
 
+class _DeadlinePassed(Exception):
+    """The deadline passed while the forge was writing to a worker that does not read."""
+
+
 class WorkerNotStarted(WorkerError):
     """The worker ended, or said nothing, before it was ready (a sandbox that cannot be built here ends so)."""
 
@@ -146,15 +150,26 @@ class Worker:
             raise WorkerNotStarted("the worker did not say it was ready")
         self._ready = True
 
-    def _send(self, message: Mapping[str, Any]) -> None:
+    def _send(self, message: Mapping[str, Any], deadline: float | None = None) -> None:
+        """Write one message; a worker that stops reading cannot hold the forge past the deadline."""
         stdin = self.process.proc.stdin
         assert stdin is not None
-        data = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
-        try:
-            stdin.write(data)
-            stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise WorkerError(self._why_ended()) from None
+        fd = stdin.fileno()
+        os.set_blocking(fd, False)
+        view = memoryview(json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n")
+        while view:
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                raise _DeadlinePassed
+            _, writable, _ = select.select([], [fd], [], wait)
+            if not writable:
+                continue
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise WorkerError(self._why_ended()) from None
 
     def request(self, message: Mapping[str, Any], *, deadline_s: float | None,
                 serve: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
@@ -164,8 +179,8 @@ class Worker:
         self.used = True
         self.wait_ready()
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
-        self._send(message)
         try:
+            self._send(message, deadline)
             while True:
                 step = deadline
                 if cancelled is not None:
@@ -185,9 +200,11 @@ class Worker:
                         raise WorkerError("the worker's answer is not an object")
                     return done
                 if "call" in reply and serve is not None:
-                    self._send(serve(reply))
+                    self._send(serve(reply), deadline)
                     continue
                 raise WorkerError("the worker sent a message the forge did not expect")
+        except _DeadlinePassed:
+            return None
         finally:
             self.close()
 
@@ -372,6 +389,13 @@ def run_contained(worker: Worker, *, name: str, data: bytes, digest: str, side_e
                        "process it started were killed", kind="timeout", effects=broker.effects)
     output = done.get("output")
     if isinstance(output, str):
+        try:
+            parsed = json.loads(output)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            return Outcome(error="OutputValidationError: the worker's output is not a JSON object", kind="failure",
+                           effects=broker.effects)
         return Outcome(output=output, effects=broker.effects)
     return Outcome(error=str(done.get("error") or "the worker gave no result"), kind=str(done.get("kind") or
                    "failure"), effects=broker.effects)

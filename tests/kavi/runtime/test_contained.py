@@ -76,6 +76,15 @@ class Probe(BaseSkill[ProbeInput, ProbeOutput]):
                 os.setsid()
                 os.execv(sys.executable, [sys.executable, "-c", f"import time; time.sleep(300)  # {arg}"])
             time.sleep(30)
+        if action == "flood":
+            # speak the protocol on every descriptor, asking for a large file, and never read the answer
+            line = b'{"call":"vault.read_text","args":["big.md"]}\\n'
+            for fd in range(3, 64):
+                try:
+                    os.write(fd, line)
+                except OSError:
+                    pass
+            time.sleep(600)
         if action == "env":
             return ProbeOutput(result=";".join(sorted(os.environ)))
         return ProbeOutput(result="ok")
@@ -340,3 +349,12 @@ def test_without_a_sandbox_the_setting_runs_with_the_layers_that_remain(runner: 
     monkeypatch.setenv("KAVI_RUN_WITHOUT_SANDBOX", "allow")
     record = runner.run("echo", {"text": "hi", "times": 2}, confirmed=True)
     assert record.success and record.output_data() == {"text": "hihi", "length": 4}
+
+
+def test_a_worker_that_stops_reading_is_killed_at_its_deadline(runner: SkillRunner, probe: object,
+                                                                home: KaviHome) -> None:
+    (home.vault_dir / "big.md").write_text("x" * 5_000_000)
+    t0 = time.monotonic()
+    record = runner.run("probe", {"action": "flood"}, confirmed=True)
+    assert record.timed_out is True
+    assert time.monotonic() - t0 < 30
