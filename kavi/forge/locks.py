@@ -37,7 +37,12 @@ class ProposalBusy(RuntimeError):
         pid = self.holder.get("pid", "?")
         run = self.holder.get("run_id") or "run not started yet"
         run = run if run.startswith("run ") else f"run {run}"
-        super().__init__(f"{name} is being forged by pid {pid} ({run}); try again when it finishes")
+        self._who = f"{name} is being forged by pid {pid} ({run})"
+        super().__init__(f"{self._who}; try again when it finishes")
+
+    def waiting_message(self) -> str:
+        """Who holds the proposal, without the advice to try again (for a caller that keeps waiting)."""
+        return self._who
 
 
 def default_wait_s() -> float:

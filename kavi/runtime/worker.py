@@ -31,6 +31,7 @@ from kavi.sandbox.runner import Limits, SandboxedProcess, fresh_dir
 
 MAX_MESSAGE = 64 * 1024 * 1024
 START_TIMEOUT_S = 30.0
+DEFAULT_WARM = 2
 WORKER_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, address_space_mb=2048, file_size_mb=16, max_processes=32,
                        scratch_mb=64)
 
@@ -276,7 +277,9 @@ class WorkerPool:
 
     def __init__(self, size: int, *, warm: int | None = None, refill: bool = True) -> None:
         self.size = max(1, size)
-        self.warm = self.size if warm is None else max(0, min(warm, self.size))
+        # Two waiting workers cover an agent's calls one after another and a second client's; more would cost a
+        # sandboxed interpreter each while idle.
+        self.warm = min(self.size, DEFAULT_WARM) if warm is None else max(0, min(warm, self.size))
         self.refill = refill  # False: the workers started at first are all there will be (a one-call process)
         self._lock = threading.Lock()
         self._idle: list[Worker] = []

@@ -113,8 +113,14 @@ class Catalog:
 
 def build_catalog(by_name: Mapping[str, Mapping[int, TrustedSkill]], meta: Mapping[tuple[str, int], Any],
                   policy: ServePolicy, loader: TrustLoader) -> Catalog:
-    """Tools for every trusted version the policy serves. Each is loaded through the trust loader (hash check
-    first) for its schemas; one that fails to load is withheld with the reason, and a call to it is refused."""
+    """Tools for every trusted version the policy serves. Each is hash-checked here and loaded in a contained worker
+    (one for all of them) for its schemas; one that fails to load is withheld with the reason, and a call to it is
+    refused."""
+    from kavi.runtime.executor import COMPOSITION_SUFFIX, describe_trusted
+
+    served = [skill for name in sorted(by_name) for skill in by_name[name].values()
+              if policy.serves(name, skill.side_effect_class) and not str(skill.path).endswith(COMPOSITION_SUFFIX)]
+    describe_trusted(served, loader)  # one worker describes them all; each `_schemas` below reads the result
     catalog = Catalog()
     for name in sorted(by_name):
         versions = by_name[name]

@@ -1,5 +1,6 @@
 """One forge attempt of a proposal through Dagster, and what it came to, read from the ledger."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from kavi.home import KaviHome
@@ -7,9 +8,21 @@ from kavi_assets.cli.console import make_console
 from kavi_assets.cli.home_option import open_records
 
 
+@dataclass(frozen=True)
+class _FinishedElsewhere:
+    """The run of an attempt another process made while this one waited (its outcome is read from the ledger)."""
+
+    run_id: str
+    success: bool = True
+    errors: tuple[str, ...] = ()
+
+
 def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
-               resources: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger."""
+               resources: dict[str, Any] | None = None, again: bool = True) -> dict[str, Any]:
+    """Materialize the forge group for one partition through Dagster, then read the outcome from the ledger.
+
+    When another attempt of NAME is running, this waits for it; then, unless `again`, it makes no attempt of its own
+    and returns that attempt's outcome (`waited_for` names its run): a waiting forge does not pay twice."""
     from kavi.forge.locks import attempt_lock
     from kavi.settings import validate_config
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
@@ -24,8 +37,20 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     sweep_before_launch(h)  # runs of killed processes would hold queue slots and leave attempts open
     # One attempt of a proposal at a time (the run takes the same lock again): wait for a running attempt to
     # finish, bounded by $KAVI_FORGE_WAIT_S, else say who is forging it.
-    with attempt_lock(h, name, on_wait=lambda busy: make_console(stderr=True).print(
-            f"waiting: {busy}", highlight=False, markup=False)):
+    waited: list[str | None] = []  # the latest attempt's build id when the wait began
+
+    def on_wait(busy: Any) -> None:
+        before = records.latest_build(name)
+        waited.append(before.build_id if before is not None else None)
+        then = ("then forges a new attempt (--again)" if again else
+                "when it finishes, this command reports that attempt's verdict (--again forges a new one after it)")
+        make_console(stderr=True).print(f"waiting: {busy.waiting_message()}; {then}", highlight=False, markup=False)
+
+    with attempt_lock(h, name, on_wait=on_wait):
+        latest = records.latest_build(name) if waited and not again else None
+        # Only an attempt made while this waited is reported (a holder that died before building made none).
+        if latest is not None and latest.run_id and latest.build_id != waited[0]:
+            return {**forge_outcome(h, records, name, _FinishedElsewhere(latest.run_id)), "waited_for": latest.run_id}
         run = run_job("forge", name, tags=tags, resources=resources, home=h)
     return forge_outcome(h, records, name, run)
 

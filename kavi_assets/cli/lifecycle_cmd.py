@@ -96,6 +96,8 @@ def forge(
                                                      "queue, several at once")] = False,
     concurrency: Annotated[int | None, typer.Option("--concurrency", help="with --all: runs at once (default "
                                                     "$KAVI_MAX_CONCURRENT_RUNS, else 2)")] = None,
+    again: Annotated[bool, typer.Option("--again", help="when another forge of NAME is running, forge a new attempt "
+                                                        "after it (default: report that attempt's verdict)")] = False,
 ) -> None:
     """Run the next attempt of NAME through Dagster (packet, build, gates, research, promotion). Prints the verdict,
     the gates that failed with their first message, where the research note is and what to do next."""
@@ -106,7 +108,7 @@ def forge(
         from kavi_assets.cli.parallel_cmd import forge_all
 
         raise typer.Exit(forge_all(h, name, as_json=as_json, concurrency=concurrency, all_=all_))
-    out = forge_once(h, name, tags={"kavi/trigger": "cli"})
+    out = forge_once(h, name, tags={"kavi/trigger": "cli"}, again=again)
     if as_json:
         print_json(out)
         return
