@@ -282,6 +282,7 @@ class WorkerPool:
         self.warm = min(self.size, DEFAULT_WARM) if warm is None else max(0, min(warm, self.size))
         self.refill = refill  # False: the workers started at first are all there will be (a one-call process)
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._idle: list[Worker] = []
         self._starting = 0
         self._busy = 0
@@ -306,6 +307,7 @@ class WorkerPool:
                 worker = None
             with self._lock:
                 self._starting -= 1
+                self._changed.notify_all()
                 if worker is not None and not self._closed:
                     self._idle.append(worker)
                     return
@@ -322,13 +324,20 @@ class WorkerPool:
                 raise PoolBusy(f"all {self.size} workers are busy; retry shortly")
             self._busy += 1
             worker = None
-            while self._idle:
-                candidate = self._idle.pop(0)
-                if candidate.alive():
-                    worker = candidate
+            end = time.monotonic() + START_TIMEOUT_S
+            while worker is None:
+                while self._idle:
+                    candidate = self._idle.pop(0)
+                    if candidate.alive():
+                        worker = candidate
+                        break
+                    candidate.close()
+                # A worker already starting is sooner than a new one: wait for it rather than start a second.
+                if worker is not None or not self._starting or time.monotonic() > end:
                     break
-                candidate.close()
-        self._start_one()
+                self._changed.wait(0.05)
+        # The replacement starts when the call ends (`give_back`), not beside it: building a sandbox holds this
+        # process's interpreter lock for a while, and the call is what someone is waiting for.
         if worker is None:
             try:
                 worker = Worker()

@@ -127,31 +127,40 @@ class _PidsCgroup:
         return [self.join_path(), *([str(self.memory / "cgroup.procs")] if self.memory else [])]
 
     def kill_all(self) -> None:
-        for _ in range(20):
+        """Kill every process in the cgroup and wait (at most about a second) until it is empty."""
+        end = time.monotonic() + 1.0
+        pause = 0.002
+        while True:
             try:
                 pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
             except OSError:
                 return
-            if not pids:
+            if not pids or time.monotonic() > end:
                 return
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def remove(self) -> None:
         self.kill_all()
         for path in (self.path, self.memory):
             if path is None:
                 continue
-            for _ in range(40):
+            end = time.monotonic() + 2.0
+            pause = 0.002
+            while True:
                 try:
                     path.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
-                    time.sleep(0.05)
+                    if time.monotonic() > end:
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.05)
 
 
 def _limit_prefix(limits: Limits, nproc: int | None = None) -> tuple[list[str], str | None]:

@@ -28,7 +28,7 @@ def test_three_concurrent_forges_make_one_attempt(kavi_home: KaviHome) -> None:
     assert {o["build_id"] for o in outcomes} == {builds[0].build_id}
     waited = [o for o in outcomes if "waited_for" in o]
     assert len(waited) == 2 and all(o["waited_for"] == builds[0].run_id for o in waited)
-    assert len({code for _, code in done}) == 1  # the same verdict, the same exit status
+    assert len({code for _, code in done}) == 1, [(code, err[-3000:]) for (_, err), code in done]  # same exit status
     told = [err for (_, err), _ in done if "waiting:" in err]
     assert len(told) == 2 and all("reports that attempt's verdict" in err for err in told)
     again = run_kavi(["forge", "word_count", "--again", "--json"], env)
