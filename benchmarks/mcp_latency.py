@@ -113,13 +113,19 @@ def trust_word_count(home: KaviHome) -> None:
     trust_answer(home, SPIN_SPEC, SPIN_SOURCE, b"def test_nothing() -> None:\n    pass\n")
 
 
+def _installed_env(home: KaviHome) -> dict[str, str]:
+    """The environment of a command as an installation runs it: with its bytecode cached (a shell that sets
+    PYTHONDONTWRITEBYTECODE would make every start compile the project's modules again)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"KAVI_HOME": str(home.root)}
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
 async def over_mcp(home: KaviHome, calls: int) -> dict[str, Any]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "kavi_assets.cli", "serve"],
-                                   env={**os.environ, "KAVI_HOME": str(home.root)})
+                                   env=_installed_env(home))
     t0 = time.perf_counter()
     async with stdio_client(params) as (read, write), \
             ClientSession(read, write, client_info=types.Implementation(name="mcp-latency", version="1")) as session:
@@ -192,9 +198,8 @@ def main() -> None:
         home = KaviHome(Path(tmp) / "home").ensure()
         trust_word_count(home)
         mcp = anyio.run(over_mcp, home, args.calls)
-        # As an installation runs it: with its bytecode cached (a shell that sets PYTHONDONTWRITEBYTECODE would make
-        # every run compile the project's modules again); one run first writes the cache.
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"KAVI_HOME": str(home.root)}
+        # One run first writes the bytecode cache.
+        env = _installed_env(home)
         subprocess.run([sys.executable, "-m", "kavi_assets.cli", "run", "word_count", "--json", json.dumps(TEXT)],
                        env=env, check=True, capture_output=True)
         cli = []
