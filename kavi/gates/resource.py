@@ -1,0 +1,212 @@
+"""The resource gate: how a skill's time grows with its input, judged before it is trusted.
+
+The acceptance sandbox runs the probes after its cases (kavi.gates.resource_probe: the same isolation, no second
+interpreter to start): for each string or list input field and each shape (kavi.gates.resource_shapes), calls at
+sizes growing fourfold up to the input bound, each timed in CPU seconds. Out here, for each shape:
+
+- the growth: the excess of each call over the smallest size's call (the fixed cost of a call), fitted on a log-log
+  scale over the sizes whose excess was measurable; an exponent above MAX_GROWTH fails the gate (linear time is 1,
+  sorting about 1.1, a regular expression backtracking from every start position 2);
+- the time at the bound: measured when the shape got there, else extrapolated from its largest call at the fitted
+  growth (at least linear); past the deadline a trusted skill would run under, it fails the gate;
+- a call that did not finish within its CPU cap, or that was running when the sandbox's limit ended the job, fails.
+
+The failure says which field and shape, the sizes and times and the fitted growth, so the next attempt can be asked
+for a linear-time algorithm.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from kavi.gates.resource_shapes import shape_label
+from kavi.lifecycle import Verdict
+from kavi.settings import RESOURCE_BUDGET_S, RESOURCE_DEADLINE_S
+from kavi.verdicts import GATE_RESOURCE, GateResult
+
+# Linear time fits at about 1.0 and sorting at 1.1-1.2 (both measured with other work on the machine); a
+# quadratic fits at 1.9-2.1. Halfway leaves room for noise on either side.
+MAX_GROWTH = 1.5
+# The fit takes the largest FIT_POINTS sizes whose excess over the fixed cost is past FLOOR_S and past 1/FLOOR_SHARE
+# of the largest excess (smaller ones are timer, cache and allocator noise, not growth); the largest must reach
+# MIN_SIGNAL_S for a fit at all: below it, calls that stay under a few milliseconds up to the bound have shown
+# growth exponents up to 1.7 on linear skills (cache sizes crossed, page faults), and they cost nothing anyway.
+FLOOR_S = 0.00005
+FLOOR_SHARE = 50
+MIN_SIGNAL_S = 0.002
+FIT_POINTS = 3
+CALL_BUDGET_S = 0.005  # a shape stops growing once a call took this long (or the next size would take ten times it)
+CALL_CAP_S = 1.0  # a call still running after this much CPU is stopped
+MAX_MESSAGES = 6
+
+
+@dataclass(frozen=True)
+class ResourceConfig:
+    """The gate's settings: the deadline a call at the input bound must meet, and the CPU budget of the probes (0:
+    the gate is omitted, with `skipped_reason`)."""
+
+    deadline_s: float = RESOURCE_DEADLINE_S
+    budget_s: float = RESOURCE_BUDGET_S
+    skipped_reason: str = "the resource gate is switched off (KAVI_RESOURCE_BUDGET_S=0)"
+
+    @property
+    def enabled(self) -> bool:
+        return self.budget_s > 0
+
+    def job_section(self, probes: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the sandboxed runner needs: the probes without their labels, the budgets."""
+        return {"probes": [{k: v for k, v in p.items() if k not in ("unit",)} for p in probes],
+                "budget_s": self.budget_s, "call_budget_s": CALL_BUDGET_S, "call_cap_s": CALL_CAP_S}
+
+    @property
+    def wall_margin_s(self) -> float:
+        """How much longer the acceptance sandbox may run to make room for the probes."""
+        return self.budget_s + CALL_CAP_S if self.enabled else 0.0
+
+
+@dataclass
+class ShapeVerdict:
+    probe: dict[str, Any]
+    points: list[tuple[int, float, str]]
+    growth: float | None = None
+    at_bound_s: float | None = None
+    problem: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape": shape_label(self.probe), "field": self.probe.get("field"),
+                "sizes": [n for n, _, _ in self.points], "ms": [round(s * 1000, 3) for _, s, _ in self.points],
+                "outcomes": sorted({o for _, _, o in self.points}), "growth": self.growth,
+                "at_bound_s": None if self.at_bound_s is None else round(self.at_bound_s, 3),
+                "bound": self.probe.get("bound"), "problem": self.problem, "note": self.note}
+
+
+def fit_growth(points: list[tuple[int, float]]) -> float | None:
+    """The exponent k of time ~ size^k over the points past the fixed cost (the first point's time), or None when
+    too few of them took measurable time."""
+    if len(points) < 2:
+        return None
+    base = points[0][1]
+    top = max(t - base for _, t in points)
+    usable = [(n, t - base) for n, t in points[1:] if t - base >= max(FLOOR_S, top / FLOOR_SHARE)][-FIT_POINTS:]
+    if len(usable) < 2:
+        # One size past the fixed cost (a steep growth stops a shape early): the last two calls' own ratio, which
+        # counts the fixed cost as growth and so errs low.
+        (n0, t0), (n1, t1) = points[-2], points[-1]
+        return math.log(t1 / t0) / math.log(n1 / n0) if t1 >= MIN_SIGNAL_S and t0 > 0 and n1 > n0 else None
+    if max(e for _, e in usable) < MIN_SIGNAL_S:
+        return None
+    xs = [math.log(n) for n, _ in usable]
+    ys = [math.log(e) for _, e in usable]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return None if den <= 0 else sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den
+
+
+def _sizes(points: list[tuple[int, float, str]], unit: str) -> str:
+    return ", ".join(f"{_ms(s)} at {n:,}" for n, s, _ in points) + f" {unit}"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _judge_shape(probe: dict[str, Any], points: list[tuple[int, float, str]], running: int | None,
+                 deadline_s: float) -> ShapeVerdict:
+    v = ShapeVerdict(probe, points)
+    unit = str(probe.get("unit") or "")
+    bound = int(probe.get("bound") or 0)
+    label = shape_label(probe)
+    stopped = next(((n, s) for n, s, o in points if o == "stopped"), None)
+    if stopped is not None:
+        v.problem = (f"{label}: a call on {stopped[0]:,} {unit} did not finish within {stopped[1]:.1f} s of CPU "
+                     f"({_sizes(points[:-1], unit) if len(points) > 1 else 'no smaller size measured'})")
+        return v
+    if running is not None:
+        v.problem = (f"{label}: the call on {running:,} {unit} was still running when the sandbox's time limit "
+                     f"ended the run" + (f" ({_sizes(points, unit)})" if points else ""))
+        return v
+    timed = [(n, s) for n, s, o in points if o in ("ok", "error")]
+    if not timed:
+        v.note = "not measured"
+        return v
+    v.growth = fit_growth(timed)
+    last_n, last_s = timed[-1]
+    base = timed[0][1]
+    exponent = max(1.0, v.growth if v.growth is not None else 1.0)
+    v.at_bound_s = last_s if last_n >= bound else base + max(0.0, last_s - base) * (bound / last_n) ** exponent
+    if v.growth is not None and v.growth > MAX_GROWTH:
+        v.problem = (f"{label}: time grows as n^{v.growth:.1f} ({_sizes(points, unit)}); at the input bound of "
+                     f"{bound:,} {unit} that is about {_duration(v.at_bound_s)}")
+    elif v.at_bound_s > deadline_s:
+        v.problem = (f"{label}: about {_duration(v.at_bound_s)} at the input bound of {bound:,} {unit}, past the "
+                     f"{deadline_s:g} s deadline ({_sizes(points, unit)})")
+    if any(o == "budget" for _, _, o in points):
+        v.note = "the probes' budget ended this shape"
+    return v
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.0f} hours"
+
+
+def resource_gate(probes: list[dict[str, Any]], config: ResourceConfig, lines: list[dict[str, Any]] | None,
+                  ended: bool, duration_s: float = 0.0, not_run: str = "") -> GateResult:
+    """The verdict on the probes' measurements (`lines`: the runner's resource lines in order; `ended`: the runner
+    said it finished them, rather than the sandbox's limit ending the job)."""
+    details: dict[str, Any] = {"deadline_s": config.deadline_s, "max_growth": MAX_GROWTH, "shapes": [],
+                               "budget_s": config.budget_s}
+    if not config.enabled:
+        return GateResult(GATE_RESOURCE, Verdict.OMITTED, config.skipped_reason, 0.0, [], details)
+    if not probes:
+        return GateResult(GATE_RESOURCE, Verdict.OMITTED, "no string or list input to grow", 0.0, [], details)
+    if not_run or lines is None:
+        return GateResult(GATE_RESOURCE, Verdict.OMITTED,
+                          not_run or "not measured: the skill did not run its examples (see the acceptance gate)",
+                          duration_s, [], details)
+    points: dict[int, list[tuple[int, float, str]]] = {}
+    started: dict[int, int] = {}
+    budget_spent_at: int | None = None
+    for line in lines:
+        if "budget_spent" in line:
+            budget_spent_at = int(line["budget_spent"])
+            continue
+        index, size = line.get("probe"), line.get("size")
+        if not isinstance(index, int) or not isinstance(size, int) or not 0 <= index < len(probes):
+            continue
+        if "s" in line:
+            started.pop(index, None)
+            points.setdefault(index, []).append((size, float(line["s"]), str(line.get("outcome"))))
+        else:
+            started[index] = size
+    last = max([*points, *started], default=-1)
+    running = None if ended else started.get(last)
+    verdicts = [_judge_shape(probes[i], points.get(i, []), running if i == last else None, config.deadline_s)
+                for i in range(len(probes)) if i in points or i in started]
+    details["shapes"] = [v.to_dict() for v in verdicts]
+    details["measured"] = len(verdicts)
+    failing = [v for v in verdicts if v.problem]
+    unmeasured = len(probes) - len(verdicts)
+    if budget_spent_at is not None or (unmeasured and not failing):
+        details["budget_exhausted"] = True
+    if failing:
+        messages = [v.problem for v in failing[:MAX_MESSAGES]]
+        if len(failing) > MAX_MESSAGES:
+            messages.append(f"… {len(failing) - MAX_MESSAGES} more input shape(s)")
+        messages.append("use an algorithm whose time grows linearly with the input: no regular expression that "
+                        "backtracks from every start position, no nested loop over the input")
+        return GateResult(GATE_RESOURCE, Verdict.FAILED,
+                          f"super-linear time or past the {config.deadline_s:g} s deadline on {len(failing)} of "
+                          f"{len(probes)} input shape(s): {failing[0].problem}", duration_s, messages, details)
+    growths = [v.growth for v in verdicts if v.growth is not None]
+    at_bound = [v.at_bound_s for v in verdicts if v.at_bound_s is not None]
+    summary = (f"{len(verdicts)} of {len(probes)} input shape(s) measured"
+               + (f"; steepest growth n^{max(growths):.1f}" if growths else "; no measurable growth")
+               + (f"; at most {_duration(max(at_bound))} at the bound" if at_bound else ""))
+    if unmeasured:
+        summary += f"; the probes' budget ended before {unmeasured} shape(s)"
+    return GateResult(GATE_RESOURCE, Verdict.PASSED, summary, duration_s, [], details)
