@@ -35,7 +35,7 @@ FLOOR_S = 0.00005
 FLOOR_SHARE = 50
 MIN_SIGNAL_S = 0.002
 FIT_POINTS = 3
-CALL_BUDGET_S = 0.005  # a shape stops growing once a call took this long (or the next size would take ten times it)
+CALL_BUDGET_S = 0.005  # a shape stops growing once a call took this long (or the next would take 20 times it)
 CALL_CAP_S = 1.0  # a call still running after this much CPU is stopped
 MAX_MESSAGES = 6
 
@@ -81,14 +81,23 @@ class ShapeVerdict:
                 "bound": self.probe.get("bound"), "problem": self.problem, "note": self.note}
 
 
+def fixed_cost(points: list[tuple[int, float]]) -> float:
+    """What a call costs whatever its size: the first call's time, less the share of it that the second call's growth
+    shows to be (at least linear) work on the input."""
+    if len(points) < 2:
+        return points[0][1] if points else 0.0
+    (n0, t0), (n1, t1) = points[0], points[1]
+    return min(t0, max(0.0, t0 - max(0.0, t1 - t0) / (n1 / n0 - 1))) if n1 > n0 else t0
+
+
 def fit_growth(points: list[tuple[int, float]]) -> float | None:
-    """The exponent k of time ~ size^k over the points past the fixed cost (the first point's time), or None when
-    too few of them took measurable time."""
+    """The exponent k of time ~ size^k over the points past the fixed cost, or None when too few of them took
+    measurable time."""
     if len(points) < 2:
         return None
-    base = points[0][1]
+    base = fixed_cost(points)
     top = max(t - base for _, t in points)
-    usable = [(n, t - base) for n, t in points[1:] if t - base >= max(FLOOR_S, top / FLOOR_SHARE)][-FIT_POINTS:]
+    usable = [(n, t - base) for n, t in points if t - base >= max(FLOOR_S, top / FLOOR_SHARE)][-FIT_POINTS:]
     if len(usable) < 2:
         # One size past the fixed cost (a steep growth stops a shape early): the last two calls' own ratio, which
         # counts the fixed cost as growth and so errs low.
@@ -132,7 +141,7 @@ def _judge_shape(probe: dict[str, Any], points: list[tuple[int, float, str]], ru
         return v
     v.growth = fit_growth(timed)
     last_n, last_s = timed[-1]
-    base = timed[0][1]
+    base = fixed_cost(timed)
     exponent = max(1.0, v.growth if v.growth is not None else 1.0)
     v.at_bound_s = last_s if last_n >= bound else base + max(0.0, last_s - base) * (bound / last_n) ** exponent
     if v.growth is not None and v.growth > MAX_GROWTH:

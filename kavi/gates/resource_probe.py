@@ -139,9 +139,9 @@ def run_probes(section: dict[str, Any], call_for: Callable[[dict[str, Any], dict
             if outcome in ("stopped", "budget") or took >= call_budget:
                 break
             if previous is not None and previous[1] > 0 and took > 0:
-                # The next size, at the growth seen so far (at least linear), would take ten call budgets: enough
-                # is known (an explosive growth stops here instead of at the cap).
+                # The next size, at the growth seen so far (at least linear), would take twenty call budgets:
+                # enough is known (an explosive growth stops here instead of at the cap).
                 ratio = max(float(GROWTH), took / previous[1])
-                if took * ratio > 10 * call_budget:
+                if took * ratio > 20 * call_budget:
                     break
             previous = (size, took)

@@ -42,11 +42,11 @@ def regex_literals(source: str) -> list[str]:
     except (SyntaxError, ValueError):
         return []
     names: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            for target in node.targets:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            for target in stmt.targets:
                 if isinstance(target, ast.Name):
-                    names[target.id] = node.value.value
+                    names[target.id] = stmt.value.value
     found: list[str] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RE_CALLS
@@ -211,7 +211,8 @@ def _string_shapes(example_text: Any, patterns: list[str]) -> list[dict[str, Any
 
 
 def _list_shapes(item: str, shown: list[Any]) -> list[dict[str, Any]]:
-    items = shown or {"int": [1], "float": [1.5], "bool": [True], "str": ["a"]}.get(item, [0])
+    defaults: dict[str, list[Any]] = {"int": [1], "float": [1.5], "bool": [True], "str": ["a"]}
+    items: list[Any] = shown or defaults.get(item, [0])
     shapes: list[dict[str, Any]] = [{"kind": "list", "mode": "cycle", "items": items,
                                      "label": "the first example's items in turn"}]
     if item in ("int", "float"):
