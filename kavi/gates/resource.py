@@ -29,11 +29,12 @@ from kavi.verdicts import GATE_RESOURCE, GateResult
 MAX_GROWTH = 1.5
 # The fit takes the largest FIT_POINTS sizes whose excess over the fixed cost is past FLOOR_S and past 1/FLOOR_SHARE
 # of the largest excess (smaller ones are timer, cache and allocator noise, not growth); the largest must reach
-# MIN_SIGNAL_S for a fit at all: below it, calls that stay under a few milliseconds up to the bound have shown
-# growth exponents up to 1.7 on linear skills (cache sizes crossed, page faults), and they cost nothing anyway.
-FLOOR_S = 0.00005
+# MIN_SIGNAL_S for a fit at all. Below these, calls that stayed under a few milliseconds up to the bound have shown
+# exponents up to 2 on linear skills (a jump from 0.2 to 1.5 ms between two sizes: caches crossed, page faults,
+# the allocator), and calls that cheap cost nothing anyway.
+FLOOR_S = 0.0005
 FLOOR_SHARE = 50
-MIN_SIGNAL_S = 0.002
+MIN_SIGNAL_S = 0.005
 FIT_POINTS = 3
 CALL_BUDGET_S = 0.005  # a shape stops growing once a call took this long (or the next would take 20 times it)
 CALL_CAP_S = 1.0  # a call still running after this much CPU is stopped

@@ -125,7 +125,12 @@ def run_probes(section: dict[str, Any], call_for: Callable[[dict[str, Any], dict
             if remaining <= 0:
                 emit({"budget_spent": index})
                 return
-            call = call_for(probe, {**base, field: make_value(shape, size)})
+            value = make_value(shape, size)
+            position = probe.get("index")
+            if isinstance(position, int) and isinstance(base.get(field), list) and 0 <= position < len(base[field]):
+                # One positional argument of a list of them grows; the others (and the arity) stay.
+                value = [value if i == position else item for i, item in enumerate(base[field])]
+            call = call_for(probe, {**base, field: value})
             emit({"probe": index, "size": size})
             took, outcome = _timed(call, min(cap, remaining))
             runs = 1

@@ -225,6 +225,30 @@ def _list_shapes(item: str, shown: list[Any]) -> list[dict[str, Any]]:
     return shapes[:MAX_LIST_SHAPES]
 
 
+def _item_kind(items: list[Any]) -> str:
+    kinds = {type(x).__name__ for x in items}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"int", "float", "str", "bool"} else "json"
+
+
+def _positional_probes(name: str, ex: Example, patterns: list[str]) -> list[dict[str, Any]]:
+    """A `list[json]` field whose example holds strings or lists is a list of positional arguments: each of those
+    grows in its place (the arity stays), as a string or a list field would."""
+    shown = ex.input.get(name)
+    probes: list[dict[str, Any]] = []
+    for index, item in enumerate(shown if isinstance(shown, list) else []):
+        if len(probes) >= MAX_STRING_SHAPES or index >= MAX_FIELDS:
+            break
+        if isinstance(item, str):
+            shapes, bound, unit = _string_shapes(item, patterns)[:4], STRING_BOUND, "characters"
+        elif isinstance(item, list):
+            shapes, bound, unit = _list_shapes(_item_kind(item), item)[:3], LIST_BOUND, "items"
+        else:
+            continue
+        probes += [{"field": name, "index": index, "shape": shape, "bound": bound, "unit": unit,
+                    "base": dict(ex.input), **_fixtures(ex)} for shape in shapes]
+    return probes
+
+
 def resource_probes(proposal: Proposal, source: str) -> list[dict[str, Any]]:
     """The probes of a build: one per (string or list input field, shape), each with the example input the field
     grows in, that example's fixtures, the shape and the size bound."""
@@ -235,6 +259,12 @@ def resource_probes(proposal: Proposal, source: str) -> list[dict[str, Any]]:
         ftype = parse_type(spec.type)
         if fields >= MAX_FIELDS:
             break
+        positional = _positional_probes(spec.name, _base(proposal, spec.name, list), patterns) \
+            if ftype.base == "list" and ftype.item == "json" else []
+        if positional:
+            fields += 1
+            probes += positional
+            continue
         if ftype.base == "str":
             ex = _base(proposal, spec.name, str)
             shapes, bound, unit = _string_shapes(ex.input.get(spec.name), patterns), STRING_BOUND, "characters"
@@ -254,4 +284,5 @@ def resource_probes(proposal: Proposal, source: str) -> list[dict[str, Any]]:
 
 def shape_label(probe: dict[str, Any]) -> str:
     shape = probe.get("shape") or {}
-    return f"{probe.get('field')}: {shape.get('label') or shape.get('unit')}"
+    where = f"{probe.get('field')}[{probe['index']}]" if isinstance(probe.get("index"), int) else probe.get("field")
+    return f"{where}: {shape.get('label') or shape.get('unit')}"
