@@ -234,3 +234,15 @@ def test_shapes_come_from_the_schema_and_the_regular_expressions_in_the_source()
     units = [p["shape"].get("unit") for p in probes]
     assert units[:3] == ["ann@example.org and bob@mail.example.com", "a", "1"] and "@" in units
     assert all(p["bound"] == STRING_BOUND and p["base"] == FIND_ADDRESSES.examples[0].input for p in probes)
+
+
+def test_the_settings_reach_the_forge_through_the_gate_resource() -> None:
+    from kavi.settings import KaviSettings
+    from resources.gates import GateRunnerResource
+
+    settings = KaviSettings.from_environ({"KAVI_RESOURCE_DEADLINE_S": "30", "KAVI_RESOURCE_BUDGET_S": "0"})
+    forge = GateRunnerResource.from_settings(settings).settings(settings)
+    assert (forge.resource_deadline_s, forge.resource_budget_s) == (30.0, 0.0)
+    assert not ResourceConfig(forge.resource_deadline_s, forge.resource_budget_s).enabled
+    defaults = GateRunnerResource().settings(KaviSettings.from_environ({}))
+    assert (defaults.resource_deadline_s, defaults.resource_budget_s) == (10.0, 3.0)
