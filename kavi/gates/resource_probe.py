@@ -27,6 +27,7 @@ START = 64
 # Below these CPU times a call is repeated and its fastest run kept: short calls are the noisiest.
 REPEAT_BELOW_S = 0.004
 REPEATS = 3
+STEEP = GROWTH ** 1.25  # a ratio to the previous size's time past this is measured again
 
 
 class CallCap(BaseException):
@@ -134,9 +135,14 @@ def run_probes(section: dict[str, Any], call_for: Callable[[dict[str, Any], dict
             emit({"probe": index, "size": size})
             took, outcome = _timed(call, min(cap, remaining))
             runs = 1
-            while outcome != "stopped" and took < REPEAT_BELOW_S and runs < REPEATS:
-                again, outcome = _timed(call, min(cap, remaining))
-                took, runs = min(took, again), runs + 1
+            # A short call, or one that looks steeper than linear next to the previous size (a busy machine's caches
+            # can slow one call down, never speed one up): repeated, the fastest kept.
+            while outcome != "stopped" and runs < REPEATS and (
+                    took < REPEAT_BELOW_S or (previous is not None and took > STEEP * previous[1])):
+                again, again_outcome = _timed(call, took)  # never longer than the fastest so far
+                runs += 1
+                if again_outcome != "stopped" and again < took:
+                    took, outcome = again, again_outcome
             spent += took * runs
             if outcome == "stopped" and took < cap * 0.99 and remaining < cap:
                 outcome = "budget"  # the shared budget ran out under it: not a verdict on this call

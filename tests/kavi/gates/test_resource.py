@@ -105,8 +105,9 @@ def test_a_backtracking_regex_fails_with_the_shape_sizes_and_times(tmp_path: Pat
     failing = [s for s in gate.details["shapes"] if s["problem"]]
     assert any(s["shape"] == "text: 'a' repeated" for s in failing), failing
     for shape in failing:
-        assert shape["growth"] > MAX_GROWTH and shape["at_bound_s"] > 10
+        assert shape["growth"] > 1.2 and shape["at_bound_s"] > 10, shape
         assert len(shape["sizes"]) == len(shape["ms"]) >= 2 and shape["sizes"][-1] < STRING_BOUND
+    assert max(s["growth"] for s in failing) > MAX_GROWTH
     assert "time grows as n^" in gate.reason and " ms at 1,024" in gate.reason
     assert any("linearly" in m for m in gate.messages)
     # The research note's facts and the next packet carry the shape, the times and the request for linear time.
@@ -207,6 +208,16 @@ def test_a_slow_linear_skill_fails_past_the_deadline_at_the_bound() -> None:
     assert resource_gate([PROBE], ResourceConfig(deadline_s=30), _lines(times), ended=True).ok
 
 
+def test_one_steep_step_is_noise_two_are_growth() -> None:
+    # Measured on an honest skill's list of numbered strings with other work on the machine: one 9-fold step.
+    noisy = {64: 0.0001, 256: 0.0001, 1024: 0.0005, 4096: 0.002, 16384: 0.0178}
+    items = {**PROBE, "bound": 100_000, "unit": "items"}
+    assert resource_gate([items], ResourceConfig(), _lines(noisy), ended=True).ok
+    steep = {64: 0.00005, 256: 0.0006, 1024: 0.0096, 4096: 0.04}  # every step steep: about 2.5 s at the bound
+    gate = resource_gate([PROBE], ResourceConfig(), _lines(steep), ended=True)
+    assert gate.verdict is Verdict.FAILED and "time grows as n^" in gate.reason, gate.reason
+
+
 def test_a_call_running_when_the_sandbox_ended_fails() -> None:
     lines = [*_lines({64: 0.0001, 256: 0.0002}), {"probe": 0, "size": 1024}]
     gate = resource_gate([PROBE], ResourceConfig(), lines, ended=False)
@@ -246,3 +257,10 @@ def test_the_settings_reach_the_forge_through_the_gate_resource() -> None:
     assert not ResourceConfig(forge.resource_deadline_s, forge.resource_budget_s).enabled
     defaults = GateRunnerResource().settings(KaviSettings.from_environ({}))
     assert (defaults.resource_deadline_s, defaults.resource_budget_s) == (10.0, 3.0)
+
+
+def test_a_steep_step_that_costs_nothing_at_the_bound_passes() -> None:
+    # Measured up to the bound, under 10 ms there: a steep last step (caches, page faults) is no verdict.
+    times = {64: 0.00002, 4096: 0.00004, 65536: 0.0002, 262144: 0.0008, 1_000_000: 0.0078}
+    assert (fit_growth(list(times.items())) or 0) > MAX_GROWTH
+    assert resource_gate([PROBE], ResourceConfig(), _lines(times), ended=True).ok
