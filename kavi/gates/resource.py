@@ -26,26 +26,24 @@ from kavi.lifecycle import Verdict
 from kavi.settings import RESOURCE_BUDGET_S, RESOURCE_DEADLINE_S
 from kavi.verdicts import GATE_RESOURCE, GateResult
 
-# Linear time fits at about 1.0 and sorting at 1.1-1.2 (both measured with other work on the machine); a
-# quadratic fits at 1.9-2.1. Halfway leaves room for noise on either side.
+# Linear time fits at about 1, sorting a little above it, and a regular expression backtracking from every start
+# position at about 2: halfway leaves room for noise on either side (README: figures behind design choices).
 MAX_GROWTH = 1.5
 # The fit takes the largest FIT_POINTS sizes whose excess over the fixed cost is past FLOOR_S and past 1/FLOOR_SHARE
 # of the largest excess (smaller ones are timer, cache and allocator noise, not growth); the largest must reach
-# MIN_SIGNAL_S for a fit at all. Below these, calls that stayed under a few milliseconds up to the bound have shown
-# exponents up to 2 on linear skills (a jump from 0.2 to 1.5 ms between two sizes: caches crossed, page faults,
-# the allocator), and calls that cheap cost nothing anyway.
+# MIN_SIGNAL_S for a fit at all: calls that stay that cheap up to the bound cost nothing, whatever their exponent.
 FLOOR_S = 0.0005
 FLOOR_SHARE = 50
 MIN_SIGNAL_S = 0.005
 FIT_POINTS = 3
 # A growth steeper than MAX_GROWTH fails only where it costs something: when the time at the bound (measured or
-# extrapolated) reaches this share of the deadline. Linear skills measured up to the bound have shown exponents up
-# to 1.65 on their last step to a million characters (caches and page faults), at under 10 ms.
+# extrapolated) reaches this share of the deadline (a linear skill's last step to a megabyte can look steep, at a
+# few milliseconds).
 GROWTH_MATTERS_SHARE = 0.01
-# And only when the last STEEP_STEPS steps between sizes are each steeper than MAX_GROWTH: with other work on the
-# machine, one call in about a hundred shapes of honest skills made a single steep step (a 9-fold time for 4-fold
-# input, measured again and kept). A shape stopped after one step past its fixed cost is judged by its time at the
-# bound alone (extrapolated at that step's growth).
+# And only when the last STEEP_STEPS steps between sizes are each steeper than MAX_GROWTH (counting calls past
+# STEP_FLOOR_S: the short ones are the fastest of three runs): on a busy machine one call of an honest skill can make
+# a single steep step, an algorithm makes every step steep. A steep growth one step alone shows extrapolates at
+# MAX_GROWTH at most, and the time at the bound judges it.
 STEEP_STEPS = 2
 STEP_FLOOR_S = 0.00005
 CALL_BUDGET_S = 0.005  # a shape stops growing once a call took this long (or the next would take 20 times it)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 # The calling thread's CPU clock, bound at import (before the skill's module runs): inside the sandbox the process
-# CPU clock advances in scheduler ticks (4 ms here), the thread's in nanoseconds.
+# CPU clock can advance in whole scheduler ticks, the thread's in nanoseconds.
 _clock = time.thread_time
 GROWTH = 4  # each size is this many times the previous one
 START = 64

@@ -192,8 +192,8 @@ def _run_gates(
 ) -> VerificationOutcome:
     """Every gate on the same hashed bytes. The builder's tests, ruff and mypy run concurrently, each in a
     sandbox of its own on a private copy; acceptance runs after the builder's tests, in a fresh sandbox holding
-    only a pristine copy of the skill, and then runs the generated inputs; at the end every copy is checked
-    against the hash.
+    only a pristine copy of the skill, and then runs the generated inputs and the resource gate's probes; at the end
+    every copy is checked against the hash.
 
     `independent` is the source of an independent implementation of the same proposal (a skill module, written
     by a different model than the builder): scanned with the policy, then run at once in a sandbox of its own on
