@@ -225,6 +225,11 @@ def resource_gate(probes: list[dict[str, Any]], config: ResourceConfig, lines: l
             points.setdefault(index, []).append((size, float(line["s"]), str(line.get("outcome"))))
         else:
             started[index] = size
+    if not ended and not points and not started:
+        # The runner always reaches the probes once the cases are done (they have budgets of their own): a run that
+        # ended before them ended under the skill.
+        return GateResult(GATE_RESOURCE, Verdict.FAILED, "the run ended before the resource probes started: nothing "
+                          "was measured", duration_s, [], details)
     last = max([*points, *started], default=-1)
     running = None if ended else started.get(last)
     verdicts = [_judge_shape(probes[i], points.get(i, []), running if i == last else None, config.deadline_s)

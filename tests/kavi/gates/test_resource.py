@@ -218,6 +218,11 @@ def test_one_steep_step_is_noise_two_are_growth() -> None:
     assert gate.verdict is Verdict.FAILED and "time grows as n^" in gate.reason, gate.reason
 
 
+def test_a_run_that_ended_before_the_probes_fails() -> None:
+    gate = resource_gate([PROBE], ResourceConfig(), [], ended=False)
+    assert gate.verdict is Verdict.FAILED and "nothing was measured" in gate.reason
+
+
 def test_a_call_running_when_the_sandbox_ended_fails() -> None:
     lines = [*_lines({64: 0.0001, 256: 0.0002}), {"probe": 0, "size": 1024}]
     gate = resource_gate([PROBE], ResourceConfig(), lines, ended=False)
