@@ -126,6 +126,12 @@ EXPLANATIONS: list[tuple[str, str, str]] = [
      "(the wrapper applies only those)"),
     ("mypy", r"\[(?P<code>[a-z-]+)\]",
      "the dataset's solution is not type-correct under mypy --strict as written ([{code}])"),
+    ("resource", r"time grows as n\^(?P<growth>[0-9.]+)",
+     "the dataset's solution takes super-linear time (n^{growth} fitted) on an input its schema allows, up to the "
+     "largest a caller may send: a loop over the input inside a loop over it, a count or remove inside a loop, a "
+     "backtracking pattern, or an output that itself grows faster than the input"),
+    ("resource", r"did not finish within",
+     "a call of the dataset's solution on an input its schema allows did not finish within the gate's CPU cap"),
     ("policy", r"(?P<code>POL-[A-Z-]+)",
      "the capability policy forbids what the dataset's solution does in a READ_ONLY skill ({code}); the gate "
      "applies the policy as written (if the policy is too strict there, it is the policy's to relax)"),

@@ -36,6 +36,8 @@ class FailureKind(StrEnum):
     VERIFY_POLICY = "VERIFY_POLICY"
     VERIFY_INVARIANT = "VERIFY_INVARIANT"
     VERIFY_ACCEPTANCE = "VERIFY_ACCEPTANCE"
+    # The skill's time grows faster than its input, or passes the deadline at the input bound (the resource gate).
+    VERIFY_RESOURCE = "VERIFY_RESOURCE"
     # Every deterministic gate passed and the coach (a second model reviewing spec, code, tests and gate report)
     # asked for changes: the builder's outcome, its findings go to the next packet.
     COACH_CHANGES_REQUESTED = "COACH_CHANGES_REQUESTED"

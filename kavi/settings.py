@@ -51,6 +51,10 @@ DEFAULT_HOME = "~/.kavi"
 # The generated-input evidence's bounds per build, unless KAVI_EVIDENCE_MAX_CASES / KAVI_EVIDENCE_BUDGET_S say else.
 EVIDENCE_MAX_CASES = 40
 EVIDENCE_BUDGET_S = 15.0
+# The resource gate, unless KAVI_RESOURCE_DEADLINE_S / KAVI_RESOURCE_BUDGET_S say else: the deadline a call at the
+# input bound must meet (a trusted skill's default deadline at run time), and the CPU seconds its probes may spend.
+RESOURCE_DEADLINE_S = 10.0
+RESOURCE_BUDGET_S = 3.0
 # A fixed replayed latency per recorded answer (not capped like KAVI_RECORDED_SPEED's scaled one), and
 # how many forge runs execute at once on this machine (the Dagster queue's limits; see kavi_assets/cli/parallel.py).
 RECORDED_LATENCY_ENV = "KAVI_RECORDED_LATENCY_S"
@@ -123,6 +127,8 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "gate_slots": _raw(parse_gate_slots),
     "evidence_max_cases": lambda n, r: parse_int(n, r, minimum=0, example="40"),
     "evidence_budget_s": lambda n, r: parse_float(n, r, example="15"),
+    "resource_deadline_s": lambda n, r: parse_float(n, r, example="10"),
+    "resource_budget_s": lambda n, r: parse_float(n, r, allow_minimum=True, example="3"),
     "search_duplicate_score": _raw(parse_duplicate_score),
     "embeddings_url": _raw(parse_embeddings_url),
     "suspect_policy": _raw(parse_suspect_policy),
@@ -224,6 +230,8 @@ class KaviSettings(BaseSettings):
     gate_slots: int | None = None  # None: the CPUs this process may use
     evidence_max_cases: int = EVIDENCE_MAX_CASES
     evidence_budget_s: float = EVIDENCE_BUDGET_S
+    resource_deadline_s: float = RESOURCE_DEADLINE_S
+    resource_budget_s: float = RESOURCE_BUDGET_S  # 0: the resource gate is omitted, with the reason
     max_concurrent_runs: int = 2
     endpoint_concurrency: int = MAX_CONCURRENCY
     decompose_above: int = DEFAULT_DECOMPOSE_ABOVE

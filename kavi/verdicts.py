@@ -13,6 +13,7 @@ GATE_POLICY = "policy"
 GATE_INVARIANTS = "invariants"
 GATE_ACCEPTANCE = "acceptance"
 GATE_DIFFERENTIAL = "differential"
+GATE_RESOURCE = "resource"
 # The coach: a second model's review after the deterministic gates passed; not run by run_gates.
 GATE_COACH = "coach"
 
@@ -26,6 +27,7 @@ DETERMINISTIC_GATES: tuple[str, ...] = (
     GATE_INVARIANTS,
     GATE_ACCEPTANCE,
     GATE_DIFFERENTIAL,
+    GATE_RESOURCE,
 )
 ALL_GATES: tuple[str, ...] = (*DETERMINISTIC_GATES, GATE_COACH)
 

@@ -52,13 +52,21 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
                                                                                 "one build; unset: "
                                                                                 "KAVI_EVIDENCE_BUDGET_S, else 15")
 
+    resource_deadline_s: float | None = Field(
+        default=None, gt=0, description="the resource gate's deadline for one call at the input bound; unset: "
+                                        "KAVI_RESOURCE_DEADLINE_S, else 10")
+    resource_budget_s: float | None = Field(
+        default=None, ge=0, description="CPU seconds the resource gate's probes may spend per build (0: the gate is "
+                                        "omitted); unset: KAVI_RESOURCE_BUDGET_S, else 3")
+
     @classmethod
     def from_settings(cls, settings: KaviSettings) -> "GateRunnerResource":
         """The resource with the settings' values as its configuration (shown in the Dagster UI)."""
         return cls(auto_approve=list(settings.auto_approve), research_advice=settings.research_advice,
                    model_costs=dict(settings.llm_costs), evidence_levels=list(settings.evidence_levels),
                    evidence_max_cases=settings.evidence_max_cases, gate_slots=settings.gate_slots,
-                   evidence_time_budget_s=settings.evidence_budget_s)
+                   evidence_time_budget_s=settings.evidence_budget_s,
+                   resource_deadline_s=settings.resource_deadline_s, resource_budget_s=settings.resource_budget_s)
 
     def settings(self, settings: KaviSettings | None = None) -> ForgeSettings:
         """The forge's settings: this resource's fields, and for a field left unset, the KAVI_* settings (`settings`,
@@ -80,6 +88,9 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             gate_slots=self.gate_slots if self.gate_slots is not None else s.gate_slots,
             evidence_time_budget_s=(self.evidence_time_budget_s if self.evidence_time_budget_s is not None
                                     else s.evidence_budget_s),
+            resource_deadline_s=(self.resource_deadline_s if self.resource_deadline_s is not None
+                                 else s.resource_deadline_s),
+            resource_budget_s=self.resource_budget_s if self.resource_budget_s is not None else s.resource_budget_s,
         )
 
 

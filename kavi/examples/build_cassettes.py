@@ -37,7 +37,11 @@ PLAN: dict[str, list[dict[str, Any]]] = {
     ],
     "parse_duration": [
         {"attempt": 1, "model": "*", "raw": NOT_JSON, "latency_ms": 700},
-        {"attempt": "*", "model": "*", "dir": "parse_duration/2", "latency_ms": 1200},
+        # Its regular expression is tried from every position of a run of digits: quadratic, so the resource gate
+        # fails it; the next answer reads the text once from left to right.
+        {"attempt": 2, "model": "*", "dir": "parse_duration/2", "latency_ms": 1200},
+        {"attempt": "*", "model": "*", "dir": "parse_duration/3", "latency_ms": 1200,
+         "notes": "one left-to-right pass, each part matched where the previous one ended: linear time"},
     ],
     "extract_emails": [
         {"attempt": "*", "model": "*", "dir": "extract_emails/1", "latency_ms": 900,
@@ -61,7 +65,13 @@ PLAN: dict[str, list[dict[str, Any]]] = {
         {"kind": "decompose", "attempt": "*", "model": "*", "latency_ms": 900,
          "raw": (ANSWERS / "email_domain_report" / "decomposition.json").read_text()},
     ],
-    "find_addresses": [{"attempt": "*", "model": "*", "dir": "find_addresses/1", "latency_ms": 900}],
+    "find_addresses": [
+        # Its pattern scans the rest of a long run of address characters from every position: quadratic, so the
+        # resource gate fails it; the next answer starts a match only where such a run starts.
+        {"attempt": 1, "model": "*", "dir": "find_addresses/1", "latency_ms": 900},
+        {"attempt": "*", "model": "*", "dir": "find_addresses/2", "latency_ms": 900,
+         "notes": "a match starts only where a run of address characters starts: linear time"},
+    ],
     "domains_of_addresses": [{"attempt": "*", "model": "*", "dir": "domains_of_addresses/1", "latency_ms": 900}],
 }
 

@@ -9,7 +9,7 @@ from kavi.ledger.artifacts import ArtifactStore
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.llm.client import LLMClient
-from kavi.settings import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES
+from kavi.settings import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES, RESOURCE_BUDGET_S, RESOURCE_DEADLINE_S
 from kavi.skills.base import SideEffectClass
 
 
@@ -30,6 +30,9 @@ class ForgeSettings:
     evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
     evidence_max_cases: int = EVIDENCE_MAX_CASES
     evidence_time_budget_s: float = EVIDENCE_BUDGET_S
+    # The resource gate: the deadline a call at the input bound must meet, and the CPU its probes may spend (0: off).
+    resource_deadline_s: float = RESOURCE_DEADLINE_S
+    resource_budget_s: float = RESOURCE_BUDGET_S
     # How many builds of this machine run their gates at once (kavi/sandbox/slots.py); None: KAVI_GATE_SLOTS,
     # else the CPUs; 0: no limit.
     gate_slots: int | None = None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kavi.home import KaviHome
-from kavi.settings import KaviSettings, read_setting
+from kavi.settings import RESOURCE_DEADLINE_S, KaviSettings, read_setting
 from kavi.verdicts import ALL_GATES
 
 # The policy files (kavi/policy/policy.py names the same two): located here without importing the policy
@@ -39,6 +39,8 @@ class JudgeSettings(Protocol):
     def evidence_levels(self) -> tuple[str, ...]: ...
     @property
     def evidence_max_cases(self) -> int: ...
+    @property
+    def resource_deadline_s(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class JudgingSettings:
     coverage_min: float = 80.0
     evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
     evidence_max_cases: int = 40
+    resource_deadline_s: float = RESOURCE_DEADLINE_S
 
 # The gate tools whose versions can change a verdict (ruff and mypy rules, pytest collection, coverage measurement,
 # the generated inputs' engine).
@@ -125,7 +128,8 @@ def _file_digest(path: Path) -> str:
 def gate_configuration(settings: JudgeSettings) -> dict[str, Any]:
     """The settings that can change a verdict (not those that only change how long the forge waits)."""
     return {"gates": list(ALL_GATES), "coverage_min": settings.coverage_min,
-            "evidence_levels": sorted(settings.evidence_levels), "evidence_max_cases": settings.evidence_max_cases}
+            "evidence_levels": sorted(settings.evidence_levels), "evidence_max_cases": settings.evidence_max_cases,
+            "resource_deadline_s": settings.resource_deadline_s}
 
 
 _lock = threading.Lock()
@@ -166,6 +170,8 @@ def judge_settings(settings: KaviSettings | None = None) -> JudgingSettings:
     the model client: what `kavi run` compares against at its start. None: the variables alone (kavi.settings)."""
     if settings is not None:
         return JudgingSettings(evidence_levels=settings.evidence_levels,
-                               evidence_max_cases=settings.evidence_max_cases)
+                               evidence_max_cases=settings.evidence_max_cases,
+                               resource_deadline_s=settings.resource_deadline_s)
     return JudgingSettings(evidence_levels=read_setting("evidence_levels"),
-                           evidence_max_cases=read_setting("evidence_max_cases"))
+                           evidence_max_cases=read_setting("evidence_max_cases"),
+                           resource_deadline_s=read_setting("resource_deadline_s"))

@@ -13,6 +13,7 @@ from kavi.forge.ceremony import ceremony_for, evidence_decision
 from kavi.forge.context import ForgeContext
 from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_policy_path
 from kavi.gates.differential import EvidenceConfig
+from kavi.gates.resource import ResourceConfig
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.infrastructure import infrastructure_cause
 from kavi.ledger.records import TrustedRecord
@@ -159,6 +160,7 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
         evidence=EvidenceConfig(enabled=runs, skipped_reason="" if runs else why,
                                 max_cases=ctx.settings.evidence_max_cases,
                                 time_budget_s=ctx.settings.evidence_time_budget_s),
+        resource=ResourceConfig(ctx.settings.resource_deadline_s, ctx.settings.resource_budget_s),
         slots=ctx.settings.gate_slots)
     work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
     t0 = time.monotonic()

@@ -19,6 +19,7 @@ from kavi.forge.independent import IndependentOutcome, obtain_independent, prefe
 from kavi.forge.levels import proposal_ceremony
 from kavi.forge.reverify import fingerprint_for, record_forge_verification
 from kavi.gates.differential import EvidenceConfig
+from kavi.gates.resource import ResourceConfig
 from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi.gates.tools import mypy_cache_warm, warm_mypy_cache
 from kavi.infrastructure import describe_oserror, is_infra_oserror
@@ -182,6 +183,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         mypy_cache_root=_mypy_cache_root(ctx),
         policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=evidence_config,
+        resource=ResourceConfig(ctx.settings.resource_deadline_s, ctx.settings.resource_budget_s),
         slots=ctx.settings.gate_slots,
     )
     try:

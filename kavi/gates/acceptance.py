@@ -99,6 +99,13 @@ class CaseRun:
     duration_s: float
     wall_s: float = 0.0
     load_error: str = ""
+    resource: list[dict[str, Any]] | None = None  # the resource probes' lines, when the job had probes
+    resource_done: bool = False  # the runner said it finished them
+
+    @property
+    def resource_s(self) -> float:
+        """CPU seconds the resource probes measured (part of `duration_s`)."""
+        return sum(float(e.get("s") or 0.0) for e in self.resource or [])
 
     def complete_through(self, count: int) -> bool:
         return all(i in self.results for i in range(count))
@@ -110,12 +117,13 @@ class CaseRun:
 
 def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[dict[str, Any]], limits: Limits,
               after: Callable[[], object] | None = None, must_run: int | None = None,
-              budget_s: float | None = None) -> CaseRun:
+              budget_s: float | None = None, resource: dict[str, Any] | None = None) -> CaseRun:
     """Run `cases` (each {"input", "vault_files", "http_responses", "secrets"}) against a pristine copy of
     `skill_bytes` in `work` (a fresh, empty directory), in a sandbox of its own, and read what came back.
 
     With `after`, the sandbox starts at once and imports its tools, but the job (and so the skill) reaches it
-    only once `after()` returns. With `budget_s`, the cases after the first `must_run` share that time budget."""
+    only once `after()` returns. With `budget_s`, the cases after the first `must_run` share that time budget. With
+    `resource` (kavi.gates.resource), the resource probes run after the cases, in the same sandbox."""
     skill_rel = f"skills/{proposal.name}.py"
     digest = hashlib.sha256(skill_bytes).hexdigest()
     write_files(work, {skill_rel: skill_bytes})
@@ -124,6 +132,8 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
     job: dict[str, Any] = {**_job(proposal, skill_rel, digest, cases), "nonce": nonce}
     if budget_s is not None:
         job.update(must_run=len(cases) if must_run is None else must_run, budget_s=budget_s)
+    if resource is not None:
+        job["resource"] = resource
     started: list[float] = []
 
     def release() -> None:
@@ -138,7 +148,8 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
                    stdin=json.dumps(job).encode(), hold_stdin=release, scratch=True)
     duration = time.monotonic() - (started[0] if started else time.monotonic())
     details.update(isolation=res.isolation, returncode=res.returncode, sandbox_started=res.started)
-    run = CaseRun({}, False, res.timed_out, None, details, duration, limits.wall_s)
+    run = CaseRun({}, False, res.timed_out, None, details, duration, limits.wall_s,
+                  resource=[] if resource is not None else None)
     if _file_digest(skill_file) != digest:
         run.failure = "changed"
         return run
@@ -159,6 +170,10 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
             run.failure = "load_error"
         elif "done" in payload:
             run.done = True
+        elif isinstance(payload.get("resource"), dict) and run.resource is not None:
+            run.resource.append(payload["resource"])
+        elif payload.get("resource_done") is True:
+            run.resource_done = True
         elif isinstance(payload.get("result"), dict):
             entry = payload["result"]
             key = entry.get("id")
@@ -171,16 +186,18 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
 
 def acceptance_run(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
                    after: Callable[[], object] | None = None, generated: list[dict[str, Any]] | None = None,
-                   budget_s: float | None = None) -> tuple[GateResult, CaseRun]:
+                   budget_s: float | None = None, resource: dict[str, Any] | None = None
+                   ) -> tuple[GateResult, CaseRun]:
     """The acceptance gate, and the run it judged: every example and holdout example, then (after them, under
-    `budget_s`) each generated case twice in a row, all in one sandbox. The verdict is about the examples and
-    holdouts only; the generated cases' results (indices after them) are the differential gate's to judge."""
+    `budget_s`) each generated case twice in a row, then the resource probes, all in one sandbox. The verdict is
+    about the examples and holdouts only; the generated cases' results (indices after them) are the differential
+    gate's to judge, the probes' lines the resource gate's."""
     cases = _cases(proposal)
     job_cases = [ex for _label, _holdout, ex in cases]
     for case in generated or []:
         job_cases += [case, case]
     run = run_cases(work, proposal, skill_bytes, job_cases, limits, after, must_run=len(cases),
-                    budget_s=budget_s if generated else None)
+                    budget_s=budget_s if generated else None, resource=resource)
     details = dict(run.details)
     if run.failure is None and not run.complete_through(len(cases)):
         # Results came, but not for every example: the run ended (timed out, died) before they were all judged.

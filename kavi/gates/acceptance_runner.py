@@ -194,8 +194,9 @@ def _run_case(cls: Any, job: dict[str, Any], case: dict[str, Any], entry: dict[s
                      error_kind=_error_kind(err, cls.execute.__code__.co_filename))
 
 
-def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    cls = _load(job)
+def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None = None,
+            cls: Any = None) -> dict[str, Any]:
+    cls = cls if cls is not None else _load(job)
     cases = list(job["cases"])
     must_run = int(job.get("must_run", len(cases)))
     budget = job.get("budget_s")
@@ -225,6 +226,32 @@ def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None =
         if stop:
             break
     return {"results": results}
+
+
+def probe_call(cls: Any, job: dict[str, Any], fixtures: dict[str, Any]) -> Callable[[dict[str, Any]],
+                                                                                  Callable[[], None]]:
+    """For the resource probes: the call of the skill on one input with the probe's fixtures, its context (and vault)
+    built before, untimed; the call validates the input and the output as a case does. A context that cannot be
+    built is a call that raises."""
+
+    def call_for(data: dict[str, Any]) -> Callable[[], None]:
+        try:
+            ctx = _context(job, fixtures, Path(tempfile.mkdtemp(prefix="vault-", dir=".")))
+        except Exception as err:
+            failed = err
+
+            def refused() -> None:
+                raise failed
+
+            return refused
+
+        def call() -> None:
+            out = cls(ctx).execute(cls.input_model.model_validate(data))
+            cls.output_model.model_validate(out.model_dump()).model_dump(mode="json")
+
+        return call
+
+    return call_for
 
 
 def result_channel(nonce: str) -> Callable[[dict[str, Any]], None]:
@@ -260,15 +287,24 @@ def main() -> None:
     import kavi.runtime.model_endpoint
     import kavi.skills.base
     import kavi.skills.loading  # noqa: F401
+    from kavi.gates.resource_probe import run_probes  # its clock is bound before any skill code runs
 
     job = json.loads(sys.stdin.read())
     # The nonce leaves the job before any skill code runs.
     line = result_channel(str(job.pop("nonce", "")))
     try:
-        out = run_job(job, emit=lambda entry: line({"result": entry}))
+        cls = _load(job)
+        out = run_job(job, emit=lambda entry: line({"result": entry}), cls=cls)
         line({"done": len(out["results"])})
     except Exception as err:
         line({"load_error": f"{type(err).__name__}: {str(err)[:500]}"})
+        return
+    resource = job.get("resource")
+    if isinstance(resource, dict):
+        # After every case: how the skill's time grows with its input (kavi.gates.resource judges it).
+        run_probes(resource, lambda probe, data: probe_call(cls, job, probe)(data),
+                   lambda entry: line({"resource": entry}))
+        line({"resource_done": True})
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from kavi.gates.differential import (
     independent_evidence,
 )
 from kavi.gates.generate import generated_cases
+from kavi.gates.resource import ResourceConfig, resource_gate
+from kavi.gates.resource_shapes import resource_probes
 from kavi.gates.static import invariants_gate, policy_gate
 from kavi.gates.testing import pytest_and_coverage
 from kavi.gates.tools import mypy_gate, ruff_gate
@@ -37,6 +39,7 @@ from kavi.verdicts import (
     GATE_ACCEPTANCE,
     GATE_DIFFERENTIAL,
     GATE_POLICY,
+    GATE_RESOURCE,
     GateResult,
 )
 
@@ -49,6 +52,7 @@ class GateConfig:
     policy_path: Path | None = None
     limits: Limits = field(default_factory=Limits)
     evidence: EvidenceConfig = field(default_factory=EvidenceConfig)
+    resource: ResourceConfig = field(default_factory=ResourceConfig)
     slots: int | None = None  # gate slots of this machine (kavi/sandbox/slots.py); None: KAVI_GATE_SLOTS
 
 
@@ -188,8 +192,8 @@ def _run_gates(
 ) -> VerificationOutcome:
     """Every gate on the same hashed bytes. The builder's tests, ruff and mypy run concurrently, each in a
     sandbox of its own on a private copy; acceptance runs after the builder's tests, in a fresh sandbox holding
-    only a pristine copy of the skill, and then runs the generated inputs; at the end every copy is checked
-    against the hash.
+    only a pristine copy of the skill, and then runs the generated inputs and the resource gate's probes; at the end
+    every copy is checked against the hash.
 
     `independent` is the source of an independent implementation of the same proposal (a skill module, written
     by a different model than the builder): scanned with the policy, then run at once in a sandbox of its own on
@@ -211,9 +215,14 @@ def _run_gates(
     seed = evidence_seed(proposal, evidence)
     generated, generation_note, generation_s = _generated_inputs(proposal, evidence, seed)
     budget = max(0.0, evidence.time_budget_s) if generated else None
-    # The generated inputs run after the examples, within their own budget: the sandbox's limits grow by it.
-    run_limits = limits if budget is None else dataclasses.replace(
-        limits, wall_s=limits.wall_s + budget, cpu_s=limits.cpu_s + math.ceil(budget))
+    # The resource probes run after the cases, in the same sandbox (no second interpreter to start).
+    probes = resource_probes(proposal, source) if config.resource.enabled else []
+    resource_job = config.resource.job_section(probes) if probes else None
+    # The generated inputs run after the examples, within their own budget, and the probes within theirs: the
+    # sandbox's limits grow by them.
+    extra = (budget or 0.0) + (config.resource.wall_margin_s if resource_job is not None else 0.0)
+    run_limits = limits if not extra else dataclasses.replace(
+        limits, wall_s=limits.wall_s + extra, cpu_s=limits.cpu_s + math.ceil(extra))
     pristine = {rel: bytes(data) for rel, data in files.items()}
     static_dir = _copy(work_root, "static", pristine)
     tests_dir = _copy(work_root, "pytest", pristine)
@@ -232,7 +241,8 @@ def _run_gates(
     def accept_job() -> tuple[GateResult, CaseRun | None]:
         t_start = time.monotonic()
         try:
-            return acceptance_run(accept_dir, proposal, skill_bytes, run_limits, tests_done.wait, generated, budget)
+            return acceptance_run(accept_dir, proposal, skill_bytes, run_limits, tests_done.wait, generated, budget,
+                                  resource_job)
         except Exception as err:  # like _guard, but the run is wanted too
             return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,
                               f"the gate itself failed: {type(err).__name__}: {err}", time.monotonic() - t_start), None
@@ -272,13 +282,19 @@ def _run_gates(
     indep: IndependentEvidence | None = None
     if independent is not None:
         indep = independent_evidence(proposal, bytes(independent), independent_label, indep_run, indep_refused)
+    resource_s = accept_run.resource_s if accept_run is not None else 0.0
     differential = _guard(GATE_DIFFERENTIAL, lambda: differential_gate(
         proposal, evidence, generated, accept_run, indep, seed=seed, generation_note=generation_note,
-        duration_s=generation_s + (accept_run.duration_s if accept_run is not None else 0.0)))
+        duration_s=generation_s + (accept_run.duration_s - resource_s if accept_run is not None else 0.0)))
+    ran = accept_run is not None and accept_run.failure is None and accept_run.complete_through(
+        len(proposal.examples) + len(proposal.holdout_examples))
+    resource = _guard(GATE_RESOURCE, lambda: resource_gate(
+        probes, config.resource, accept_run.resource if ran and accept_run is not None else None,
+        ended=accept_run is not None and accept_run.resource_done, duration_s=resource_s))
     by_gate = {
         r.gate: r
         for r in (fut_ruff.result(), fut_mypy.result(), pytest_result, coverage_result, policy, invariants, accept,
-                  differential)
+                  differential, resource)
     }
     # ruff and mypy read the same copy: one read tells for both.
     data = read_job_file(static_dir / skill_rel)

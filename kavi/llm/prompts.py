@@ -69,6 +69,9 @@ def _failure_text(f: Mapping[str, Any]) -> str:
         lines += [f"    {m}" for m in info.get("messages", [])[:12]]
         if info.get("holdout_failed"):
             lines.append(f"    {info['holdout_failed']} hidden acceptance example(s) failed")
+        if gate == "resource" and info.get("shapes"):
+            lines.append("    The forge timed your skill on inputs growing up to the largest input a caller may send: "
+                         "rewrite it so its time grows linearly with the input (a linear-time algorithm).")
     for v in facts.get("violations", []) or []:
         lines.append(f"- {v}")
     if facts.get("error"):

@@ -18,6 +18,7 @@ from kavi.verdicts import (
     GATE_MYPY,
     GATE_POLICY,
     GATE_PYTEST,
+    GATE_RESOURCE,
     GATE_RUFF,
     GateResult,
 )
@@ -36,6 +37,8 @@ _GATE_KIND_ORDER: tuple[tuple[str, FailureKind], ...] = (
     (GATE_ACCEPTANCE, FailureKind.VERIFY_ACCEPTANCE),
     # Generated inputs the skill got wrong: a behavioural failure, like a failed example.
     (GATE_DIFFERENTIAL, FailureKind.VERIFY_ACCEPTANCE),
+    # Right answers, but a time that grows faster than the input (or passes the deadline at the input bound).
+    (GATE_RESOURCE, FailureKind.VERIFY_RESOURCE),
     # The coach runs only after every gate above passed; its request for changes is the builder's outcome.
     (GATE_COACH, FailureKind.COACH_CHANGES_REQUESTED),
 )
@@ -90,6 +93,10 @@ def _key_facts(gate: str, result: GateResult) -> list[str]:
         # The kinds of counterexample, not the generated values (which change with every fix).
         keys += [f"differential:{c.get('kind')}" for c in result.details.get("counterexamples") or []
                  if isinstance(c, dict)]
+    if gate == GATE_RESOURCE:
+        # The fields and shapes that grew too fast, not their times (which change with every run).
+        keys += [f"resource:{s.get('shape')}" for s in result.details.get("shapes") or []
+                 if isinstance(s, dict) and s.get("problem")]
     if not keys:
         keys.append(f"{gate}:{result.reason[:80]}")
     return sorted(set(keys))
@@ -176,6 +183,10 @@ def classify(failure: AttemptFailure) -> Classification:
             if gate == GATE_DIFFERENTIAL:
                 # Generated inputs only (never a holdout): the builder may see them, with both answers.
                 entry["counterexamples"] = list(result.details.get("counterexamples") or [])
+            if gate == GATE_RESOURCE:
+                # Generated inputs only: the field, the input shape, the sizes and times, the fitted growth.
+                entry["shapes"] = [s for s in result.details.get("shapes") or [] if isinstance(s, dict)
+                                   and s.get("problem")]
             gates[gate] = entry
             keys += _key_facts(gate, result)
         facts = {"stage": "verify", "failed_gates": sorted(failed), "gates": gates}

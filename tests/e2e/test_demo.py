@@ -45,6 +45,27 @@ def test_second_attempt_after_real_ruff_failure(demo_run: DemoRun) -> None:
     assert doc["promotions"] and doc["promotions"][0]["build_id"] == second["build_id"]
 
 
+@pytest.mark.parametrize(("name", "kinds"), [("find_addresses", ["VERIFY_RESOURCE", None]),
+                                            ("parse_duration", ["LLM_BAD_OUTPUT", "VERIFY_RESOURCE", None])])
+def test_quadratic_answers_fail_the_resource_gate_and_the_linear_retry_is_trusted(
+        demo_run: DemoRun, name: str, kinds: list[str | None]) -> None:
+    """The first recorded code of each backtracks from every start position of a long run of letters or digits: every
+    other gate passes, the resource gate fails it with the input shape, sizes, times and growth in the research
+    note; the recorded answer to the next packet is linear and is trusted."""
+    doc = json.loads(run_kavi(["lineage", name, "--json"], demo_run.env).stdout)
+    assert doc["status"] == "TRUSTED"
+    assert [a["failure_kind"] for a in doc["attempts"]] == kinds
+    slow, fast = doc["attempts"][-2], doc["attempts"][-1]
+    assert slow["gates"]["resource"] == "failed"
+    assert all(v == "passed" for g, v in slow["gates"].items() if g not in ("resource", "coach")), slow["gates"]
+    shapes = slow["research"]["facts"]["gates"]["resource"]["shapes"]
+    assert shapes and all(s["at_bound_s"] > 10 and len(s["sizes"]) == len(s["ms"]) >= 2 for s in shapes), shapes
+    assert max(s["growth"] for s in shapes) > 1.5, shapes
+    assert any(s["shape"] == "text: digits ('1' repeated)" for s in shapes)
+    assert fast["gates"]["resource"] == "passed" and fast["status"] == "VERIFIED"
+    assert doc["promotions"] and doc["promotions"][0]["build_id"] == fast["build_id"]
+
+
 def test_the_coach_rejects_one_attempt_and_the_next_passes(demo_run: DemoRun) -> None:
     """Issue 12: read_notes_by_tag (ceremony standard) passes every deterministic gate at attempt 1 with a test that
     asserts nothing; the coach asks for changes, its finding reaches the research note, and attempt 2 passes."""

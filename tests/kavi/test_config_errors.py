@@ -50,6 +50,8 @@ def _clean(out: str) -> None:
         ({"KAVI_DAGSTER_LOG": "LOUD"}, "KAVI_DAGSTER_LOG"),
         ({"KAVI_WARM_RUNNER": "maybe"}, "KAVI_WARM_RUNNER"),
         ({"KAVI_FORGE_WAIT_S": "forever"}, "KAVI_FORGE_WAIT_S"),
+        ({"KAVI_RESOURCE_DEADLINE_S": "0"}, "KAVI_RESOURCE_DEADLINE_S"),
+        ({"KAVI_RESOURCE_BUDGET_S": "-1"}, "KAVI_RESOURCE_BUDGET_S"),
     ],
 )
 def test_each_bad_setting_is_named_with_its_expected_form(env: dict[str, str], needle: str) -> None:
@@ -65,7 +67,8 @@ def test_good_settings_pass() -> None:
     validate_config({"KAVI_LLM_BASE_URL": "http://localhost:8000/v1", "KAVI_LLM_MODELS": "a, b",
                      "KAVI_LLM_TIMEOUT_S": "120", "KAVI_LLM_MAX_PROMPT_CHARS": "30000", "KAVI_LLM_COSTS": "a=0.1",
                      "KAVI_AUTO_APPROVE": "read_only", "KAVI_RECORDED_SPEED": "0", "KAVI_RESEARCH_ADVICE": "1",
-                     "KAVI_DAGSTER_LOG": "info", "KAVI_WARM_RUNNER": "0"})
+                     "KAVI_DAGSTER_LOG": "info", "KAVI_WARM_RUNNER": "0", "KAVI_RESOURCE_DEADLINE_S": "30",
+                     "KAVI_RESOURCE_BUDGET_S": "0"})
 
 
 def _propose(tmp_path: Path, data: dict[str, Any]) -> None:

@@ -69,7 +69,8 @@ def _home_like_the_demo(home: KaviHome) -> tuple[ForgeContext, list[str]]:
     a, b = "recorded-coder-a", "recorded-coder-b"
     plan: dict[str, list[tuple[str, str | None]]] = {
         "extract_emails": [(a, "GATE_VIOLATION")],
-        "parse_duration": [(b, "LLM_BAD_OUTPUT"), (b, None)],
+        "parse_duration": [(b, "LLM_BAD_OUTPUT"), (b, "VERIFY_RESOURCE"), (a, None)],
+        "find_addresses": [(a, "VERIFY_RESOURCE"), (a, None)],
         "slugify_title": [(a, "VERIFY_LINT"), (b, None)],
         "word_count": [(b, "VERIFY_ACCEPTANCE"), (b, None)],
         "read_notes_by_tag": [(b, "COACH_CHANGES_REQUESTED"), (a, None)],

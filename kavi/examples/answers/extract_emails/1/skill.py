@@ -6,7 +6,8 @@ from pydantic import BaseModel
 
 from kavi_assets.skills.base import BaseSkill, SideEffectClass
 
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# A match starts only where a run of address characters starts: linear in the text.
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 class ExtractEmailsInput(BaseModel):

@@ -32,14 +32,13 @@ def slugify(title: str) -> str:
 
 
 def normalize_tags(tags: list[str]) -> list[str]:
-    seen: list[str] = []
+    seen: dict[str, None] = {}  # insertion-ordered, and a lookup does not scan the tags kept so far
     for raw in tags:
         tag = raw.strip().lstrip("#").lower()
         if not TAG.match(tag):
             raise ValueError(f"tag {raw!r} must be letters, digits, '-' or '_'")
-        if tag not in seen:
-            seen.append(tag)
-    return seen
+        seen.setdefault(tag)
+    return list(seen)
 
 
 def render(title: str, body: str, tags: list[str]) -> str:
