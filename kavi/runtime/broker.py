@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kavi.runtime.errors_by_name import name_of
-from kavi.runtime.records import escape_text
+from kavi.runtime.text import escape_text
 from kavi.skills.base import SkillContext, SkillContextError
 
 MAX_EFFECTS = 1000

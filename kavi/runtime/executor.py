@@ -24,13 +24,13 @@ from kavi.runtime.records import (
     ExecutionLog,
     ExecutionRecord,
     StartRecord,
-    escape_text,
     input_sha256,
     new_id,
     to_json,
     utc_now_iso,
 )
 from kavi.runtime.skill_io import closed_schema, describe_validation_error, input_schema_of
+from kavi.runtime.text import escape_text
 from kavi.runtime.trust import TrustedSkill, TrustError, TrustLoader, default_loader, sha256_hex
 from kavi.runtime.worker import (
     PoolBusy,

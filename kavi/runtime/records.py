@@ -4,7 +4,6 @@ of the skill's code runs, and the record of the run when it ends (a refusal befo
 import hashlib
 import json
 import os
-import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,13 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from kavi.lifecycle import Refusal
 from kavi.runtime.errors import ExecutionLogError
+from kavi.runtime.text import SURROGATE as _SURROGATE
+from kavi.runtime.text import escape_text
 from kavi.skills.base import SideEffectClass
 
 RECORD_VERSION: Literal[1] = 1
 # model_dump_json writes fields in declaration order, so every line starts with this.
 _RECORD_START = b'{"v":1,'
 _STARTED_START = b'{"v":1,"kind":"started",'
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # The log keeps an input or output whole up to this many characters of JSON; a larger one is kept as its SHA-256,
 # its size and its first EXCERPT_CHARS characters (a 10 MB value would otherwise be a 10 MB log line, read again
 # by every tail, replay and ingest). An error message is cut to EXCERPT_CHARS.
@@ -45,12 +45,6 @@ def utc_now_iso() -> str:
 
 def new_id() -> str:
     return uuid.uuid4().hex
-
-
-def escape_text(text: str) -> str:
-    """`text` with every lone surrogate written as its JSON escape (\\udXXX), so it can always be encoded as UTF-8.
-    Inside JSON text the escape decodes back to the same character; in a message it shows what was there."""
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def to_json(value: Any) -> str:

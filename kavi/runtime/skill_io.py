@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from kavi.runtime.records import escape_text
+from kavi.runtime.text import escape_text
 from kavi.skills.base import BaseSkill
 
 

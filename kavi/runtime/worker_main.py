@@ -222,14 +222,10 @@ def main() -> int:
     # What every skill imports, loaded before the forge hands over a call.
     import pydantic  # noqa: F401
 
-    import kavi.runtime.errors_by_name
-    import kavi.runtime.skill_io
-    import kavi.runtime.trust
-    import kavi.skills.loading  # noqa: F401
-    from kavi.sandbox.jail import CONTRACT_PACKAGE
+    from kavi.skills.loading import CONTRACT_MODULE
 
     # The contract as forged skills import it (a path in the layer above, loaded by name as the skills load it).
-    importlib.import_module(f"{CONTRACT_PACKAGE}.skills.base")
+    importlib.import_module(CONTRACT_MODULE)
 
     channel.send({"ready": os.getpid()})
     request = channel.receive()

@@ -16,6 +16,8 @@ from typing import Any
 from kavi.skills.source import decode_source
 
 MODULE_PREFIX = "kavi_skill_"
+# The module forged skills import the contract from (`kavi_assets`, the layer above, re-exports `kavi.skills.base`).
+CONTRACT_MODULE = "kavi_assets.skills.base"
 
 
 def module_name(skill_name: str, digest: str) -> str:
