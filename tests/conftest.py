@@ -17,6 +17,8 @@ __all__ = ["stub_ctx", "stub_endpoint"]
 @pytest.fixture()
 def kavi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KaviHome]:
     home = KaviHome(tmp_path / "home").ensure()
+    # The forge keeps its mypy cache in the home (cache/mypy): start from a warmed one, as after a first verification.
+    factories.warm_mypy_cache_root(home.root / "cache" / "mypy")
     monkeypatch.setenv("KAVI_HOME", str(home.root))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
     (tmp_path / "dagster").mkdir()

@@ -1,10 +1,13 @@
 """Test factories: specs and proposals, builds, and trusted versions, recorded through the forge's own records and
 step functions; and the real `kavi` CLI in a subprocess. Every test builds these from here."""
 
+import atexit
 import copy
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,16 +137,26 @@ def forge_ctx(home: KaviHome, **settings: Any) -> ForgeContext:
 
 
 # -- builds -----------------------------------------------------------------------------------------------------------
+# Each factory below records through one forge context in one ledger session (one connection, one transaction, as a
+# forge step does): the same rows as one connection per record, at a fraction of the cost.
 def record_build(home: KaviHome, spec: dict[str, Any] | None = None, source: str | None = None,
                  tests: str | None = None, *, model: str = "builder-m", prompt_tokens: int | None = 1000,
                  completion_tokens: int | None = 400, latency_ms: float | None = 1500.0) -> str:
     """Record the spec (a first proposal or a revision; default word_count's) and its next attempt, BUILT, holding
     `source` and `tests` as a model's answer would. Without `source`: the shipped word_count answer and its tests;
     with it, `tests` defaults to a placeholder. Returns the build id."""
+    ctx = forge_ctx(home)
+    with ctx.records.session():
+        return _record_build(ctx, spec, source, tests, model=model, prompt_tokens=prompt_tokens,
+                             completion_tokens=completion_tokens, latency_ms=latency_ms)
+
+
+def _record_build(ctx: ForgeContext, spec: dict[str, Any] | None, source: str | None, tests: str | None, *,
+                  model: str = "builder-m", prompt_tokens: int | None = 1000, completion_tokens: int | None = 400,
+                  latency_ms: float | None = 1500.0) -> str:
     spec = copy.deepcopy(spec or WORD_COUNT_SPEC)
     if source is None:
         source, tests = WORD_COUNT_SOURCE, WORD_COUNT_TESTS if tests is None else tests
-    ctx = forge_ctx(home)
     ctx.records.register_proposal(parse_proposal(spec), source_path=None, complexity=0.1)
     name = spec["name"]
     attempt = len(ctx.records.builds(name)) + 1
@@ -177,8 +190,14 @@ def verified_candidate(home: KaviHome, spec: dict[str, Any] | None = None, sourc
                        **build: Any) -> str:
     """A recorded attempt (see record_build) whose gate verdicts are recorded as passed without running the gates:
     the proposal is VERIFIED, awaiting a person's approval. Returns the build id."""
-    build_id = record_build(home, spec, source, tests, **build)
     ctx = forge_ctx(home)
+    with ctx.records.session():
+        return _verified_candidate(ctx, spec, source, tests, gates=gates, **build)
+
+
+def _verified_candidate(ctx: ForgeContext, spec: dict[str, Any] | None, source: str | None, tests: str | None, *,
+                        gates: Sequence[GateResult] | None = None, **build: Any) -> str:
+    build_id = _record_build(ctx, spec, source, tests, **build)
     name = (spec or WORD_COUNT_SPEC)["name"]
     ctx.records.record_gate_results(build_id, list(passing_gates() if gates is None else gates))
     ctx.records.finish_build(build_id, status="VERIFIED", failure_kind=None)
@@ -191,11 +210,12 @@ def trust_version(home: KaviHome, spec: dict[str, Any] | None = None, source: st
                   **build: Any) -> str:
     """The next trusted version, fast: a verified candidate (gate verdicts recorded, not run), a person's approval
     and the promotion. Returns the build id."""
-    build_id = verified_candidate(home, spec, source, tests, gates=passing_gates(coach), **build)
     ctx = forge_ctx(home)
     name = (spec or WORD_COUNT_SPEC)["name"]
-    approve(ctx, name, approver)
-    assert promote(ctx, name).promoted
+    with ctx.records.session():
+        build_id = _verified_candidate(ctx, spec, source, tests, gates=passing_gates(coach), **build)
+        approve(ctx, name, approver)
+        assert promote(ctx, name).promoted
     return build_id
 
 
@@ -219,6 +239,45 @@ def trust_by_gates(home: KaviHome, approver: str = "ada", **build: Any) -> Verif
     approve(ctx, "word_count", approver)
     assert promote(ctx, "word_count").promoted
     return outcome
+
+
+# -- the gates' mypy cache --------------------------------------------------------------------------------------------
+_WARMED_MYPY: dict[str, Path] = {}
+_MYPY_WARMUPS_FAILED: list[str] = []
+
+
+def _warmed_mypy_cache() -> Path | None:
+    """One mypy cache per test process, filled by the forge's own warm-up (the standard library, pydantic and the
+    skill contract, checked in the gate sandbox exactly as a skill is); None where the warm-up did not succeed
+    (tried again at the next call, twice at most: a test may have patched the sandbox when it came first)."""
+    from kavi.gates.tools import mypy_cache_warm, warm_mypy_cache
+    from kavi.sandbox.runner import Limits
+
+    if "root" in _WARMED_MYPY or len(_MYPY_WARMUPS_FAILED) >= 3:
+        return _WARMED_MYPY.get("root")
+    root = Path(tempfile.mkdtemp(prefix="kavi-tests-mypy-"))
+    atexit.register(shutil.rmtree, root, True)
+    cache_root = root / "cache"
+    try:
+        warm_mypy_cache(root / "work", cache_root, Limits(network=False))
+    except Exception as err:
+        _MYPY_WARMUPS_FAILED.append(repr(err))
+        return None
+    if not mypy_cache_warm(cache_root):
+        _MYPY_WARMUPS_FAILED.append("the warm-up's mypy run failed")
+        return None
+    _WARMED_MYPY["root"] = cache_root
+    return cache_root
+
+
+def warm_mypy_cache_root(dest: Path) -> Path:
+    """`dest` as a gate mypy cache root, holding a copy of the process's warmed cache: what a home's cache is after
+    its first verification. A cold cache costs each test seconds of mypy over the standard library and pydantic;
+    the verdicts are the same. Tests about the warm-up itself use a cache root of their own."""
+    warmed = _warmed_mypy_cache()
+    if warmed is not None:
+        shutil.copytree(warmed, dest, dirs_exist_ok=True)
+    return dest
 
 
 # -- the real CLI -----------------------------------------------------------------------------------------------------
