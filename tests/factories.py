@@ -1,5 +1,6 @@
 """Test factories: specs and proposals, builds, and trusted versions, recorded through the forge's own records and
-step functions; and the real `kavi` CLI in a subprocess. Every test builds these from here."""
+step functions; the gates' warmed mypy cache; the real `kavi` CLI in a subprocess; and ledger writers in processes
+of their own. Every test builds these from here."""
 
 import atexit
 import copy
@@ -8,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,3 +298,37 @@ def run_kavi(args: list[str], env: dict[str, str], timeout: float = 600) -> subp
     """The real `kavi` CLI in a subprocess of this interpreter, with `env` as its whole environment."""
     return subprocess.run([sys.executable, "-m", "kavi_assets.cli", *args], env=env, capture_output=True, text=True,
                           timeout=timeout, check=False)
+
+
+# -- ledger writers in processes of their own -------------------------------------------------------------------------
+# argv: ledger path, writer number, units of work; prints the process's ledger-lock figures as JSON.
+WRITER = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger, lock_stats
+    rec = ForgeRecords(Ledger(Path(sys.argv[1])))
+    me, n = int(sys.argv[2]), int(sys.argv[3])
+    for i in range(n):
+        # a forge step's shape: read what routing needs, then write, in one transaction
+        with rec.session():
+            rec.outcome_counts("READ_ONLY/simple")
+            rec.record_model_outcome(build_id=f"w{me}-{i}", name=f"p{me}", model="coder-a",
+                                     task_type="READ_ONLY/simple", success=i % 2 == 0, failure_kind=None,
+                                     latency_ms=None, tokens=None, cost_usd=None)
+    print(json.dumps(lock_stats))
+""")
+
+
+def run_writers(path: Path, writers: int, units: int) -> list[dict[str, Any]]:
+    """`writers` processes doing `units` units of work each on the ledger at `path`, all at once; each one's
+    lock figures. Every process must end cleanly and say nothing about a lock."""
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(w), str(units)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for w in range(writers)]
+    stats = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        assert "lock" not in err.lower(), err
+        stats.append(json.loads(out))
+    return stats
