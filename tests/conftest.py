@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh skills home per test, a valid proposal to mutate, the word_count spec, and the scripted
 model endpoint (tests.stub_model)."""
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,11 @@ from tests import factories
 from tests.stub_model import stub_ctx, stub_endpoint
 
 __all__ = ["stub_ctx", "stub_endpoint"]
+
+# A pytest-xdist worker starts with COLUMNS=80 in its environment (a serial run has none), and the CLI's consoles,
+# built when their modules are imported, would take it as the width of every table: drop it, as a serial run has it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
 
 
 @pytest.fixture()
@@ -56,8 +62,6 @@ def lake_cluster() -> Iterator[Any]:
 @pytest.fixture(autouse=True)
 def _ledger_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import os
-
     if os.environ.get("KAVI_TEST_LEDGER", "") != "ducklake":
         yield
         return

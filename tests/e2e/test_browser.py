@@ -20,7 +20,8 @@ import pytest
 from tests.e2e.cdp import Browser
 from tests.factories import DemoRun
 
-pytestmark = pytest.mark.browser
+# On the worker of the shared demo run (see test_demo.py).
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("demo")]
 
 
 def _free_port() -> int:

@@ -6,7 +6,8 @@ import pytest
 
 from tests.factories import REPO, DemoRun, run_kavi
 
-pytestmark = pytest.mark.slow
+# One worker takes every test of the shared demo run (test_browser.py too): under xdist it is run once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
 
 
 def _status(run: DemoRun) -> dict[str, dict[str, object]]:
