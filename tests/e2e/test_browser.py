@@ -20,8 +20,7 @@ import pytest
 from tests.e2e.cdp import Browser
 from tests.factories import DemoRun
 
-# On the worker of the shared demo run (see test_demo.py).
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("demo")]
+pytestmark = pytest.mark.browser
 
 
 def _free_port() -> int:

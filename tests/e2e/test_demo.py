@@ -6,8 +6,7 @@ import pytest
 
 from tests.factories import REPO, DemoRun, run_kavi
 
-# One worker takes every test of the shared demo run (test_browser.py too): under xdist it is run once.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
+pytestmark = pytest.mark.slow
 
 
 def _status(run: DemoRun) -> dict[str, dict[str, object]]:
