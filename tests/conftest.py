@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh skills home per test, a valid proposal to mutate, the word_count spec, and the scripted
 model endpoint (tests.stub_model)."""
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,17 @@ from tests.stub_model import stub_ctx, stub_endpoint
 
 __all__ = ["stub_ctx", "stub_endpoint"]
 
+# A pytest-xdist worker starts with COLUMNS=80 in its environment (a serial run has none), and the CLI's consoles,
+# built when their modules are imported, would take it as the width of every table: drop it, as a serial run has it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+
 
 @pytest.fixture()
 def kavi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KaviHome]:
     home = KaviHome(tmp_path / "home").ensure()
+    # The forge keeps its mypy cache in the home (cache/mypy): start from a warmed one, as after a first verification.
+    factories.warm_mypy_cache_root(home.root / "cache" / "mypy")
     monkeypatch.setenv("KAVI_HOME", str(home.root))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
     (tmp_path / "dagster").mkdir()
@@ -54,8 +62,6 @@ def lake_cluster() -> Iterator[Any]:
 @pytest.fixture(autouse=True)
 def _ledger_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import os
-
     if os.environ.get("KAVI_TEST_LEDGER", "") != "ducklake":
         yield
         return

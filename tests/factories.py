@@ -1,10 +1,15 @@
 """Test factories: specs and proposals, builds, and trusted versions, recorded through the forge's own records and
-step functions; and the real `kavi` CLI in a subprocess. Every test builds these from here."""
+step functions; the gates' warmed mypy cache; the real `kavi` CLI in a subprocess; and ledger writers in processes
+of their own. Every test builds these from here."""
 
+import atexit
 import copy
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,16 +179,26 @@ def forge_ctx(home: KaviHome, **settings: Any) -> ForgeContext:
 
 
 # -- builds -----------------------------------------------------------------------------------------------------------
+# Each factory below records through one forge context in one ledger session (one connection, one transaction, as a
+# forge step does): the same rows as one connection per record, at a fraction of the cost.
 def record_build(home: KaviHome, spec: dict[str, Any] | None = None, source: str | None = None,
                  tests: str | None = None, *, model: str = "builder-m", prompt_tokens: int | None = 1000,
                  completion_tokens: int | None = 400, latency_ms: float | None = 1500.0) -> str:
     """Record the spec (a first proposal or a revision; default word_count's) and its next attempt, BUILT, holding
     `source` and `tests` as a model's answer would. Without `source`: the shipped word_count answer and its tests;
     with it, `tests` defaults to a placeholder. Returns the build id."""
+    ctx = forge_ctx(home)
+    with ctx.records.session():
+        return _record_build(ctx, spec, source, tests, model=model, prompt_tokens=prompt_tokens,
+                             completion_tokens=completion_tokens, latency_ms=latency_ms)
+
+
+def _record_build(ctx: ForgeContext, spec: dict[str, Any] | None, source: str | None, tests: str | None, *,
+                  model: str = "builder-m", prompt_tokens: int | None = 1000, completion_tokens: int | None = 400,
+                  latency_ms: float | None = 1500.0) -> str:
     spec = copy.deepcopy(spec or WORD_COUNT_SPEC)
     if source is None:
         source, tests = WORD_COUNT_SOURCE, WORD_COUNT_TESTS if tests is None else tests
-    ctx = forge_ctx(home)
     ctx.records.register_proposal(parse_proposal(spec), source_path=None, complexity=0.1)
     name = spec["name"]
     attempt = len(ctx.records.builds(name)) + 1
@@ -217,8 +232,14 @@ def verified_candidate(home: KaviHome, spec: dict[str, Any] | None = None, sourc
                        **build: Any) -> str:
     """A recorded attempt (see record_build) whose gate verdicts are recorded as passed without running the gates:
     the proposal is VERIFIED, awaiting a person's approval. Returns the build id."""
-    build_id = record_build(home, spec, source, tests, **build)
     ctx = forge_ctx(home)
+    with ctx.records.session():
+        return _verified_candidate(ctx, spec, source, tests, gates=gates, **build)
+
+
+def _verified_candidate(ctx: ForgeContext, spec: dict[str, Any] | None, source: str | None, tests: str | None, *,
+                        gates: Sequence[GateResult] | None = None, **build: Any) -> str:
+    build_id = _record_build(ctx, spec, source, tests, **build)
     name = (spec or WORD_COUNT_SPEC)["name"]
     ctx.records.record_gate_results(build_id, list(passing_gates() if gates is None else gates))
     ctx.records.finish_build(build_id, status="VERIFIED", failure_kind=None)
@@ -231,11 +252,12 @@ def trust_version(home: KaviHome, spec: dict[str, Any] | None = None, source: st
                   **build: Any) -> str:
     """The next trusted version, fast: a verified candidate (gate verdicts recorded, not run), a person's approval
     and the promotion. Returns the build id."""
-    build_id = verified_candidate(home, spec, source, tests, gates=passing_gates(coach), **build)
     ctx = forge_ctx(home)
     name = (spec or WORD_COUNT_SPEC)["name"]
-    approve(ctx, name, approver)
-    assert promote(ctx, name).promoted
+    with ctx.records.session():
+        build_id = _verified_candidate(ctx, spec, source, tests, gates=passing_gates(coach), **build)
+        approve(ctx, name, approver)
+        assert promote(ctx, name).promoted
     return build_id
 
 
@@ -261,6 +283,45 @@ def trust_by_gates(home: KaviHome, approver: str = "ada", **build: Any) -> Verif
     return outcome
 
 
+# -- the gates' mypy cache --------------------------------------------------------------------------------------------
+_WARMED_MYPY: dict[str, Path] = {}
+_MYPY_WARMUPS_FAILED: list[str] = []
+
+
+def _warmed_mypy_cache() -> Path | None:
+    """One mypy cache per test process, filled by the forge's own warm-up (the standard library, pydantic and the
+    skill contract, checked in the gate sandbox exactly as a skill is); None where the warm-up did not succeed
+    (tried again at the next call, twice at most: a test may have patched the sandbox when it came first)."""
+    from kavi.gates.tools import mypy_cache_warm, warm_mypy_cache
+    from kavi.sandbox.runner import Limits
+
+    if "root" in _WARMED_MYPY or len(_MYPY_WARMUPS_FAILED) >= 3:
+        return _WARMED_MYPY.get("root")
+    root = Path(tempfile.mkdtemp(prefix="kavi-tests-mypy-"))
+    atexit.register(shutil.rmtree, root, True)
+    cache_root = root / "cache"
+    try:
+        warm_mypy_cache(root / "work", cache_root, Limits(network=False))
+    except Exception as err:
+        _MYPY_WARMUPS_FAILED.append(repr(err))
+        return None
+    if not mypy_cache_warm(cache_root):
+        _MYPY_WARMUPS_FAILED.append("the warm-up's mypy run failed")
+        return None
+    _WARMED_MYPY["root"] = cache_root
+    return cache_root
+
+
+def warm_mypy_cache_root(dest: Path) -> Path:
+    """`dest` as a gate mypy cache root, holding a copy of the process's warmed cache: what a home's cache is after
+    its first verification. A cold cache costs each test seconds of mypy over the standard library and pydantic;
+    the verdicts are the same. Tests about the warm-up itself use a cache root of their own."""
+    warmed = _warmed_mypy_cache()
+    if warmed is not None:
+        shutil.copytree(warmed, dest, dirs_exist_ok=True)
+    return dest
+
+
 # -- the real CLI -----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DemoRun:
@@ -277,3 +338,37 @@ def run_kavi(args: list[str], env: dict[str, str], timeout: float = 600) -> subp
     """The real `kavi` CLI in a subprocess of this interpreter, with `env` as its whole environment."""
     return subprocess.run([sys.executable, "-m", "kavi_assets.cli", *args], env=env, capture_output=True, text=True,
                           timeout=timeout, check=False)
+
+
+# -- ledger writers in processes of their own -------------------------------------------------------------------------
+# argv: ledger path, writer number, units of work; prints the process's ledger-lock figures as JSON.
+WRITER = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger, lock_stats
+    rec = ForgeRecords(Ledger(Path(sys.argv[1])))
+    me, n = int(sys.argv[2]), int(sys.argv[3])
+    for i in range(n):
+        # a forge step's shape: read what routing needs, then write, in one transaction
+        with rec.session():
+            rec.outcome_counts("READ_ONLY/simple")
+            rec.record_model_outcome(build_id=f"w{me}-{i}", name=f"p{me}", model="coder-a",
+                                     task_type="READ_ONLY/simple", success=i % 2 == 0, failure_kind=None,
+                                     latency_ms=None, tokens=None, cost_usd=None)
+    print(json.dumps(lock_stats))
+""")
+
+
+def run_writers(path: Path, writers: int, units: int) -> list[dict[str, Any]]:
+    """`writers` processes doing `units` units of work each on the ledger at `path`, all at once; each one's
+    lock figures. Every process must end cleanly and say nothing about a lock."""
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(w), str(units)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for w in range(writers)]
+    stats = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        assert "lock" not in err.lower(), err
+        stats.append(json.loads(out))
+    return stats

@@ -13,6 +13,7 @@ from kavi.proposals.model import parse_proposal
 from kavi.runtime.trust import TrustedSkill, TrustLoader
 from kavi.skills.base import SideEffectClass
 from kavi.skills.loading import module_name
+from tests.factories import warm_mypy_cache_root
 
 pytestmark = pytest.mark.containment
 
@@ -73,7 +74,7 @@ def _proposal(source: str) -> Any:
 def _gates(tmp_path: Path, source: str) -> dict[str, Any]:
     out = run_gates(tmp_path / "gates", _proposal(source),
                     {"skills/probe_words.py": source.encode(), "tests/test_skill_probe_words.py": TESTS.encode()},
-                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+                    GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
     return {r.gate: r for r in out.results}
 
 

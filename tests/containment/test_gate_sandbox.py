@@ -25,6 +25,7 @@ from kavi.proposals.model import parse_proposal
 from kavi.sandbox import jail
 from kavi.sandbox.runner import Limits, SandboxResult
 from kavi.sandbox.warm import run_warm
+from tests.factories import warm_mypy_cache_root
 
 pytestmark = pytest.mark.containment
 
@@ -351,7 +352,7 @@ def test_a_builders_hostile_tests_are_contained_and_fail_the_gate(world: World, 
         "write_acceptance": f"write {work}/acceptance/skills/word_count.py",
     }
     out = run_gates(work, proposal, _gate_files(world, extra=extra),
-                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+                    GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
     by_gate = {r.gate: r for r in out.results}
     assert by_gate["pytest"].verdict.value == "failed"  # the escape test could not succeed
     assert "1 of 2 tests failed" in by_gate["pytest"].reason, by_gate["pytest"].reason
@@ -372,7 +373,7 @@ def test_a_wrong_skill_cannot_fake_its_acceptance(world: World, tmp_path: Path) 
     work = tmp_path / "gates"
     extra = {"write_acceptance": f"write {work}/acceptance/skills/word_count.py"}
     out = run_gates(work, proposal, _gate_files(world, wrong=wrong, extra=extra),
-                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+                    GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
     by_gate = {r.gate: r for r in out.results}
     assert not by_gate["acceptance"].ok
     assert by_gate["acceptance"].messages == ["1 of 1 holdout example(s) failed"]
@@ -390,7 +391,7 @@ def test_a_builders_exit_127_is_not_mistaken_for_the_forges_failure(tmp_path: Pa
     out = run_gates(tmp_path / "gates", proposal,
                     {"skills/word_count.py": SKILL.replace("{wrong}", "").encode(),
                      "tests/test_skill_word_count.py": tests.encode()},
-                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+                    GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
     pytest_gate = next(r for r in out.results if r.gate == "pytest")
     assert not pytest_gate.ok and pytest_gate.details["sandbox_started"] is True
     assert infrastructure_cause(pytest_gate) is None
@@ -411,7 +412,7 @@ def test_a_sandbox_that_cannot_be_built_is_the_forges_failure(tmp_path: Path, mo
     out = run_gates(tmp_path / "gates", proposal,
                     {"skills/word_count.py": SKILL.replace("{wrong}", "").encode(),
                      "tests/test_skill_word_count.py": b"def test_ok() -> None:\n    assert True\n"},
-                    GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+                    GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
     pytest_gate = next(r for r in out.results if r.gate == "pytest")
     assert not pytest_gate.ok and pytest_gate.details["sandbox_started"] is False
     assert infrastructure_cause(pytest_gate) is not None
@@ -427,7 +428,7 @@ def test_a_skill_file_swapped_for_a_fifo_or_link_cannot_hang_or_fool_the_forge(t
              "    os.symlink('/etc/ld.so.cache', 'skills/word_count.py')\n")
     out = run_gates(tmp_path / "gates", proposal,
                     {"skills/word_count.py": skill.encode(), "tests/test_skill_word_count.py": tests.encode()},
-                    GateConfig(wall_s=30, mypy_cache_root=tmp_path / "mypy"))
+                    GateConfig(wall_s=30, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
     by_gate = {r.gate: r for r in out.results}
     assert not out.passed
     # The files sit read-only in the job's scratch directory, so both swaps are refused; were one to succeed,

@@ -21,7 +21,7 @@ from kavi.proposals.model import Proposal
 from kavi.research.classifier import AttemptFailure, classify
 from kavi.sandbox.runner import Limits
 from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
-from tests.factories import REPO
+from tests.factories import REPO, warm_mypy_cache_root
 
 ROOT = REPO
 ANSWERS = ROOT / "kavi" / "examples" / "answers"
@@ -51,7 +51,8 @@ def _gates(tmp_path: Path, proposal: Proposal, skill: str, independent: str | No
            evidence: EvidenceConfig | None = None, tests: str = TESTS) -> dict[str, GateResult]:
     name = proposal.name
     files = {f"skills/{name}.py": skill.encode(), f"tests/test_skill_{name}.py": tests.encode()}
-    config = GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy", evidence=evidence or EvidenceConfig())
+    config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"),
+                        evidence=evidence or EvidenceConfig())
     out = run_gates(tmp_path / "gates", proposal, files, config,
                     independent=independent.encode() if independent is not None else None,
                     independent_label="recorded-coder-a" if independent is not None else "")

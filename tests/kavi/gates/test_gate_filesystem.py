@@ -14,7 +14,7 @@ from kavi.gates.runner import GateConfig, run_gates
 from kavi.home import KaviHome
 from kavi.proposals.model import parse_proposal
 from kavi.sandbox import jail
-from tests.factories import REPO
+from tests.factories import REPO, warm_mypy_cache_root
 
 ANSWERS = REPO / "kavi" / "examples" / "answers" / "word_count" / "1"
 
@@ -43,7 +43,7 @@ def test_a_builders_test_cannot_write_outside_its_sandbox(kavi_home: KaviHome, t
              "tests/test_skill_word_count.py": tests.encode()}
     try:
         out = run_gates(kavi_home.sandboxes_dir / "b1" / "gates", proposal, files,
-                        GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+                        GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy")))
         pytest_gate = next(r for r in out.results if r.gate == "pytest")
         assert pytest_gate.verdict.value == "failed"
         assert any("test_plant" in m for m in pytest_gate.messages), pytest_gate.messages

@@ -10,7 +10,7 @@ import pytest
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.verdicts import GateResult
-from tests.factories import REPO
+from tests.factories import REPO, warm_mypy_cache_root
 
 ANSWERS = REPO / "kavi" / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
@@ -24,7 +24,8 @@ def proposal(word_count_spec: Callable[..., dict[str, Any]]) -> Proposal:
 
 def _run(tmp_path: Path, proposal: Proposal, skill: str = SKILL, tests: str = TESTS) -> dict[str, GateResult]:
     files = {"skills/word_count.py": skill.encode(), "tests/test_skill_word_count.py": tests.encode()}
-    out = run_gates(tmp_path / "gates", proposal, files, GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+    config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"))
+    out = run_gates(tmp_path / "gates", proposal, files, config)
     return {r.gate: r for r in out.results}
 
 

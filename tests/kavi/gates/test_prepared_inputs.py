@@ -10,7 +10,7 @@ from kavi.gates import runner
 from kavi.gates.differential import EvidenceConfig, evidence_seed
 from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
 from kavi.proposals.model import Proposal
-from tests.factories import REPO
+from tests.factories import REPO, warm_mypy_cache_root
 
 ANSWERS = REPO / "kavi" / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_bytes()
@@ -74,7 +74,8 @@ def test_a_verification_uses_the_prepared_inputs(tmp_path: Path, word_count: Pro
     calls = _counting(monkeypatch)
     assert prepare_generated_inputs(word_count, 10)
     files = {"skills/word_count.py": SKILL, "tests/test_skill_word_count.py": TESTS}
-    config = GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy", evidence=EvidenceConfig(max_cases=10))
+    config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"),
+                        evidence=EvidenceConfig(max_cases=10))
     out = run_gates(tmp_path / "gates", word_count, files, config)
     assert out.passed, [(r.gate, r.reason) for r in out.results if not r.ok]
     differential = next(r for r in out.results if r.gate == "differential")

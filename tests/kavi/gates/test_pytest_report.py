@@ -12,7 +12,7 @@ from kavi.gates import testing
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.verdicts import GateResult
-from tests.factories import REPO
+from tests.factories import REPO, warm_mypy_cache_root
 
 ANSWERS = REPO / "kavi" / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
@@ -71,7 +71,8 @@ def proposal(word_count_spec: Callable[..., dict[str, Any]]) -> Proposal:
 
 def _run(tmp_path: Path, proposal: Proposal, tests: str) -> dict[str, GateResult]:
     files = {"skills/word_count.py": SKILL.encode(), "tests/test_skill_word_count.py": tests.encode()}
-    out = run_gates(tmp_path / "gates", proposal, files, GateConfig(wall_s=60, mypy_cache_root=tmp_path / "mypy"))
+    config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"))
+    out = run_gates(tmp_path / "gates", proposal, files, config)
     return {r.gate: r for r in out.results}
 
 
@@ -170,7 +171,8 @@ def test_a_module_that_cannot_be_collected_is_a_failed_test(tmp_path: Path, prop
 def test_a_run_past_its_wall_time_is_killed(tmp_path: Path, proposal: Proposal) -> None:
     tests = "import time\n\n\ndef test_sleep() -> None:\n    time.sleep(60)\n"
     files = {"skills/word_count.py": SKILL.encode(), "tests/test_skill_word_count.py": tests.encode()}
-    out = run_gates(tmp_path / "gates", proposal, files, GateConfig(wall_s=6, mypy_cache_root=tmp_path / "mypy"))
+    config = GateConfig(wall_s=6, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"))
+    out = run_gates(tmp_path / "gates", proposal, files, config)
     res = {r.gate: r for r in out.results}
     assert res["pytest"].reason == "timed out after 6s (the run was killed)"
     assert res["coverage"].verdict.value == "omitted"

@@ -4,10 +4,10 @@ file lock (each waits its turn through the store's retries)."""
 from pathlib import Path
 
 import pytest
-from ledger_support import run_writers
 
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
+from tests.factories import run_writers
 
 
 @pytest.mark.slow  # eight Python processes: ~10 s idle, 40 s on a loaded machine

@@ -13,7 +13,7 @@ from kavi.settings import RECORDED_LATENCY_ENV, ConfigError
 from kavi_assets.cli import parallel
 from resources import llm as llm_resource
 from resources.llm import LLMResource
-from tests.parallel.test_recorded_latency import CASSETTE, _ask
+from tests.kavi.llm.test_recorded_latency import CASSETTE, _ask
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ from kavi.home import KaviHome
 from kavi.settings import ConfigError, KaviSettings
 from kavi_assets.cli.dagster_env import configure_queue, dagster_yaml, render_dagster_yaml
 from kavi_assets.cli.parallel import endpoint_tag, queue_settings
+from tests.factories import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "kavi" / "examples" / "proposals"
+EXAMPLES = REPO / "kavi" / "examples" / "proposals"
 NAMES = ["create_daily_note", "extract_emails", "parse_duration", "read_notes_by_tag", "slugify_title", "word_count"]
 
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import duckdb
 import pytest
-from ledger_support import run_writers
 
 from kavi.ledger import wire as ledger_host_module
 from kavi.ledger.host import ledger_host
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import SCHEMA_VERSION, Ledger, LedgerLockedError
 from kavi.ledger.wire import decode, encode, find_host, host_file
+from tests.factories import run_writers
 
 
 def test_values_cross_the_socket_with_their_types() -> None:
