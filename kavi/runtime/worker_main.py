@@ -210,6 +210,22 @@ def _describe(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"skills": described}
 
 
+def _warm_pydantic() -> None:
+    """Build, validate and dump one model now: pydantic's first model costs tens of milliseconds of set-up, paid here
+    while the worker waits, not by the call's skill."""
+    from pydantic import BaseModel
+
+    class _Warm(BaseModel):
+        text: str = ""
+        count: int = 0
+        items: list[str] = []
+        ratio: float | None = None
+        flags: dict[str, bool] = {}
+
+    _Warm.model_validate({"text": "a", "count": 1, "items": ["b"]}).model_dump_json()
+    _Warm.model_json_schema()
+
+
 def main() -> int:
     proto_in = os.fdopen(os.dup(0), "rb")
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -227,6 +243,7 @@ def main() -> int:
     # The contract as forged skills import it (a path in the layer above, loaded by name as the skills load it).
     importlib.import_module(CONTRACT_MODULE)
 
+    _warm_pydantic()
     channel.send({"ready": os.getpid()})
     request = channel.receive()
     op = request.get("op")
