@@ -210,9 +210,10 @@ class Worker:
             self.close()
 
     def close(self) -> None:
-        """Kill the worker's session now; what is left in its cgroup, the cgroup and its folder are the reaper's, off
-        the caller's path."""
-        self.process.kill(session_only=True)
+        """Kill the worker and everything it started now: SIGKILL to its session and to every process of its cgroup,
+        even one that left the session, so none of them runs another instruction of its own. Waiting for them to be
+        gone, and removing the cgroup and the folder, is the reaper's work, off the caller's path."""
+        self.process.kill(wait=False)
         _reaper.put(self)
 
     def reap(self) -> None:

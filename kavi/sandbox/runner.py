@@ -126,6 +126,16 @@ class _PidsCgroup:
     def join_paths(self) -> list[str]:
         return [self.join_path(), *([str(self.memory / "cgroup.procs")] if self.memory else [])]
 
+    def signal_all(self) -> None:
+        """SIGKILL every process in the cgroup once, without waiting for them to go."""
+        try:
+            pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
     def kill_all(self) -> None:
         """Kill every process in the cgroup and wait (at most about a second) until it is empty."""
         end = time.monotonic() + 1.0
@@ -413,14 +423,17 @@ class SandboxedProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def kill(self, *, session_only: bool = False) -> None:
-        """Kill the command's session and every process in its cgroup (safe to call more than once). With
-        `session_only`, the session alone: at once, without waiting for the cgroup to empty (`close` does that)."""
+    def kill(self, *, wait: bool = True) -> None:
+        """Kill the command's session and every process in its cgroup (safe to call more than once). Without
+        `wait`, every process is sent SIGKILL at once and none is waited for (`close` waits for the cgroup to empty)."""
         if self.proc.returncode is None:  # never signal a process group whose leader was already reaped
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-        if self._prep.cgroup is not None and not session_only:
-            self._prep.cgroup.kill_all()
+        if self._prep.cgroup is not None:
+            if wait:
+                self._prep.cgroup.kill_all()
+            else:
+                self._prep.cgroup.signal_all()
 
     def close(self) -> None:
         with self._lock:

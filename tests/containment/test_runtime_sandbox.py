@@ -5,6 +5,7 @@ trusted without the gates (as if it had slipped past them): only the worker sand
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,15 @@ from kavi.runtime.executor import SkillRunner
 from kavi.runtime.records import ExecutionLog
 from kavi.sandbox import jail
 from kavi.skills.base import SideEffectClass
-from tests.containment.test_gate_sandbox import ATTACKS, PACKAGE, PRIVATE, World, _host_side_escapes, world
+from tests.containment.test_gate_sandbox import (
+    ATTACKS,
+    PACKAGE,
+    PRIVATE,
+    World,
+    _host_side_escapes,
+    _survivors,
+    world,
+)
 from tests.factories import run_kavi, trust_version
 from tests.kavi.runtime.runtime_skills import Registry, install_source
 
@@ -79,6 +88,10 @@ def _sandbox_required() -> None:
 def _check(w: World, result: dict[str, str], shown: str) -> None:
     escaped = {k: v for k, v in result.items() if not v.startswith("blocked:") and k not in PRIVATE}
     assert not escaped, escaped
+    # The call's processes were sent SIGKILL when it returned; give the kernel a moment to take them away.
+    deadline = time.monotonic() + 5
+    while _survivors(w.token) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not _host_side_escapes(w)
     for decoy in (w.decoy_key, w.decoy_holdout, w.decoy_ssh):
         assert decoy not in shown
