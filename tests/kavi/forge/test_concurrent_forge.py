@@ -125,10 +125,12 @@ def _env(tmp_path: Path, speed: str) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_two_forges_of_one_proposal_at_once_make_consecutive_attempts(tmp_path: Path) -> None:
+    """With --again each forge makes an attempt of its own: never at once, one after the other. (Without it, the
+    waiting forge reports the attempt it waited for: tests/kavi_assets/cli/test_forge_waits.py.)"""
     env = _env(tmp_path, "1")  # the recorded model's latency on: the two attempts would overlap
     subprocess.run([str(KAVI), "propose", str(EXAMPLES / "word_count.yaml")], env=env, check=True,
                    capture_output=True, timeout=120)
-    procs = [subprocess.Popen([str(KAVI), "forge", "word_count", "--json"], env=env, stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([str(KAVI), "forge", "word_count", "--again", "--json"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = []
     for proc in procs:
