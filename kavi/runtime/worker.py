@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import select
+import shutil
 import sys
 import tempfile
 import threading
@@ -218,8 +219,7 @@ class Worker:
 
     def reap(self) -> None:
         self.process.close()
-        with contextlib.suppress(OSError):
-            _remove_tree(self.cwd)
+        shutil.rmtree(self.cwd, ignore_errors=True)
 
 
 class _Reaper:
@@ -264,12 +264,6 @@ class _Reaper:
 
 
 _reaper = _Reaper()
-
-
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
 
 
 class WorkerPool:

@@ -2,7 +2,6 @@
 
 import dataclasses
 import json
-import os
 import socket
 import threading
 import time
@@ -19,8 +18,9 @@ from kavi.runtime.errors import NoSandbox, WorkersBusy
 from kavi.runtime.executor import SkillRunner
 from kavi.runtime.http_client import HttpClient, HttpHandleError
 from kavi.runtime.trust import TrustedSkill
-from kavi.runtime.worker import PoolBusy, WorkerPool, sandbox_problem
+from kavi.runtime.worker import WorkerPool, sandbox_problem
 from kavi.skills.base import SideEffectClass
+from tests.containment.test_gate_sandbox import _survivors
 from tests.kavi.runtime.runtime_skills import HEADER, Registry, install_source
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no worker sandbox here: {sandbox_problem()}")
@@ -135,18 +135,6 @@ def test_a_runaway_call_is_killed_at_its_deadline(runner: SkillRunner, probe: ob
     assert logged.execution_id == record.execution_id and logged.timed_out is True
 
 
-def _alive_with(token: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 def test_a_forked_child_dies_with_its_call(runner: SkillRunner, probe: object) -> None:
     token = f"kavi-fork-{uuid.uuid4().hex}"
     done: list[object] = []
@@ -154,16 +142,16 @@ def test_a_forked_child_dies_with_its_call(runner: SkillRunner, probe: object) -
                                                                   confirmed=True)))
     call.start()
     deadline = time.monotonic() + 10
-    while not _alive_with(token) and time.monotonic() < deadline:
+    while not _survivors(token) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert _alive_with(token), "the skill's child never started (the test would prove nothing)"
+    assert _survivors(token), "the skill's child never started (the test would prove nothing)"
     call.join()
     assert getattr(done[0], "timed_out", None) is True
     # nothing the call started survives it, not even a child in a session of its own
     deadline = time.monotonic() + 10
-    while _alive_with(token) and time.monotonic() < deadline:
+    while _survivors(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive_with(token)
+    assert not _survivors(token)
 
 
 def test_the_host_filesystem_is_out_of_reach(runner: SkillRunner, probe: object, home: KaviHome) -> None:
@@ -260,8 +248,6 @@ def test_a_full_pool_says_busy(home: KaviHome, registry: Registry, make_runner: 
         assert runner.run("echo", {"text": "hi"}, confirmed=True).success
     finally:
         pool.close()
-    with pytest.raises(PoolBusy):
-        raise PoolBusy("the type exists for callers that catch it")
 
 
 def test_a_cancelled_call_kills_its_worker(runner: SkillRunner, probe: object) -> None:
