@@ -48,6 +48,10 @@ class FailureKind(StrEnum):
     # No endpoint is configured and the recorded model has nothing for this proposal: a configuration problem for
     # the person running the forge, not the model's outcome (never fed to the router, never retried on its own).
     LLM_NOT_CONFIGURED = "LLM_NOT_CONFIGURED"
+    # The model endpoint failed after the request-level retries (5xx, 429, a refused or dropped connection, a cut-off
+    # or malformed answer, a timeout): the endpoint's fault, not the model's. No model outcome, no attempt of the
+    # budget; the retry sensor tries again with its own backoff and escalates only a sustained outage.
+    ENDPOINT_UNAVAILABLE = "ENDPOINT_UNAVAILABLE"
 
 
 class Refusal(StrEnum):

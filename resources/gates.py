@@ -31,6 +31,16 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         description="base of the exponential wait before retrying an INFRASTRUCTURE failure (a missing tool, a full "
                     "disk): the forge's environment needs time or a person, not another model attempt",
     )
+    endpoint_backoff_s: float = Field(
+        default=30.0,
+        description="base of the exponential wait before retrying an ENDPOINT_UNAVAILABLE attempt (the model endpoint "
+                    "failed: 5xx, 429, a dropped connection, a timeout); the wait doubles with each failure in a row",
+    )
+    endpoint_outage_attempts: int = Field(
+        default=6, ge=1,
+        description="ENDPOINT_UNAVAILABLE attempts in a row before the outage escalates to a person (with the default "
+                    "backoffs, about half an hour of outage)",
+    )
     model_costs: dict[str, float] | None = Field(
         default=None,
         description="cost per build attempt of each model (any unit); routing then maximises successes per cost; "
@@ -91,6 +101,7 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             resource_deadline_s=(self.resource_deadline_s if self.resource_deadline_s is not None
                                  else s.resource_deadline_s),
             resource_budget_s=self.resource_budget_s if self.resource_budget_s is not None else s.resource_budget_s,
+            endpoint_outage_attempts=self.endpoint_outage_attempts,
         )
 
 

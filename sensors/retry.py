@@ -17,11 +17,11 @@ def backoff_s(attempt: int, base_s: float, max_s: float) -> float:
     return float(min(max_s, base_s * (2 ** max(0, attempt - 1))))
 
 
-def _infra_streak(records: ForgeRecords, name: str) -> int:
-    """How many of the proposal's latest research notes in a row are INFRASTRUCTURE failures."""
+def _streak(records: ForgeRecords, name: str, kind: FailureKind) -> int:
+    """How many of the proposal's latest research notes in a row failed as `kind`."""
     streak = 0
     for note in reversed(records.research_notes(name)):
-        if note["failure_kind"] != FailureKind.INFRASTRUCTURE.value:
+        if note["failure_kind"] != kind.value:
             break
         streak += 1
     return streak
@@ -72,16 +72,25 @@ def retry_failed_attempts(
         if note["status"] != ProposalStatus.FAILED.value or attempt != note["latest_attempt"]:
             skip(key, f"{name} attempt {attempt}: no longer the latest failure (status {note['status']})")
             continue
-        infra = note["failure_kind"] == FailureKind.INFRASTRUCTURE.value
-        if infra:
+        kind = note["failure_kind"]
+        why = ""
+        if kind == FailureKind.INFRASTRUCTURE.value:
             # Not the model's failure: wait for the environment (its own, longer backoff), then try again.
-            wait = backoff_s(_infra_streak(records, name), gates.infra_backoff_s, gates.retry_backoff_max_s)
+            wait = backoff_s(_streak(records, name, FailureKind.INFRASTRUCTURE), gates.infra_backoff_s,
+                             gates.retry_backoff_max_s)
+            why = " after an infrastructure failure (not the model's)"
+        elif kind == FailureKind.ENDPOINT_UNAVAILABLE.value:
+            # The endpoint failed: its own backoff, doubling with each failure in a row, bounded; the research step
+            # escalates a sustained outage (then this note is escalated and never reaches here).
+            streak = _streak(records, name, FailureKind.ENDPOINT_UNAVAILABLE)
+            wait = backoff_s(streak, gates.endpoint_backoff_s, gates.retry_backoff_max_s)
+            why = (f" after an endpoint outage (not the model's; {streak} of {gates.endpoint_outage_attempts} in a "
+                   "row before it waits for a person)")
         else:
             wait = backoff_s(attempt, gates.retry_backoff_s, gates.retry_backoff_max_s)
         ready_at = note["created_at"] + timedelta(seconds=wait)
         if ready_at > now:
             hold = note["created_at"] if hold is None else min(hold, note["created_at"])
-            why = " after an infrastructure failure (not the model's)" if infra else ""
             skip(key, f"{name} attempt {attempt + 1}: backing off{why} until {ready_at.isoformat()}")
             continue
         requests.append(

@@ -26,6 +26,10 @@ CONFIGURED_KEY = "kavi-test-key-7f3a9c1e5b2d4086"
 MODEL = "stub-coder"
 
 Reply = tuple[int, dict[str, str], bytes]
+# Reply headers that make the stub misbehave as an endpoint in trouble does (kept out of what it sends).
+STALL = "X-Stub-Stall"  # seconds to wait before answering
+DROP = "X-Stub-Drop"  # close the connection without an answer
+TRUNCATE = "X-Stub-Truncate"  # promise a longer body than is sent, then close
 
 
 def completion(content: str, model: str = MODEL) -> Reply:
@@ -82,12 +86,28 @@ def stub_endpoint() -> Iterator[StubEndpoint]:
             stub.requests.append({"path": self.path, "headers": headers, "body": body})
             stub.times.append(time.monotonic())
             status, extra, payload = stub.next_reply(headers)
+            # Faults a real endpoint shows, asked for by X-Stub-* entries of the reply's headers (never sent).
+            stall = float(extra.get(STALL, 0))
+            if stall:
+                time.sleep(stall)
+            if DROP in extra:  # the connection closes before any answer
+                self.close_connection = True
+                return
             self.send_response(status)
             for k, v in extra.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(payload)))
+                if not k.startswith("X-Stub-"):
+                    self.send_header(k, v)
+            # A cut-off answer: the length promised is more than is sent before the connection closes.
+            cut = TRUNCATE in extra
+            self.send_header("Content-Length", str(len(payload) * (3 if cut else 1)))
             self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall past its timeout)
+                self.close_connection = True
+                return
+            if cut:
+                self.close_connection = True
 
         do_POST = _answer
         do_GET = _answer

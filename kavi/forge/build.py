@@ -44,6 +44,7 @@ def _failure_dict(f: AttemptFailure) -> dict[str, Any]:
         "message": f.message,
         "llm_error_kind": f.llm_error_kind,
         "llm_terminal": f.llm_terminal,
+        "llm_status": f.llm_status,
         "violations": list(f.violations),
     }
 
@@ -88,7 +89,8 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
         else:
             files = allow.files
     except LLMError as err:
-        failure = AttemptFailure("llm", str(err), llm_error_kind=str(err.kind), llm_terminal=err.terminal)
+        failure = AttemptFailure("llm", str(err), llm_error_kind=str(err.kind), llm_terminal=err.terminal,
+                                 llm_status=err.status, endpoint=client.endpoint_label)
         log.append(f"model call failed ({err.kind}): {err}")
         if err.kind in (LLMErrorKind.MODEL_NOT_FOUND, LLMErrorKind.AUTH):
             # Set aside until the configuration (endpoint or model list) changes; routing says so.

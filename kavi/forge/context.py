@@ -36,6 +36,9 @@ class ForgeSettings:
     # How many builds of this machine run their gates at once (kavi/sandbox/slots.py); None: KAVI_GATE_SLOTS,
     # else the CPUs; 0: no limit.
     gate_slots: int | None = None
+    # An endpoint outage escalates once this many attempts in a row failed as ENDPOINT_UNAVAILABLE (each retried by
+    # the retry sensor after its own backoff, none of them spending the model's budget).
+    endpoint_outage_attempts: int = 6
 
 
 @dataclass

@@ -15,7 +15,7 @@ from kavi.lifecycle import FailureKind, ProposalStatus
 from kavi.llm.client import LLMError
 from kavi.llm.prompts import build_headers, render_advice_messages
 from kavi.redact import Redactor
-from kavi.research.classifier import classify
+from kavi.research.classifier import Classification, classify
 from kavi.research.escalation import EscalationInput, Trigger, triggers_for
 from kavi.routing.complexity import attempt_budget
 from kavi.routing.task_type import task_type
@@ -69,14 +69,17 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         parent = ctx.records.get_build(build.parent_build_id) if build.parent_build_id else None
     cls = classify(verify_outcome.build_failure)
     infra = cls.kind is FailureKind.INFRASTRUCTURE
+    # The endpoint failed (after the client's own retries): not the model's outcome, no attempt of its budget.
+    endpoint = cls.kind is FailureKind.ENDPOINT_UNAVAILABLE
     # No endpoint for this proposal (the recorded model without a recording): the person's configuration, not the
     # model and not a failure to review. Like infrastructure it costs the model nothing; it escalates nothing.
     unconfigured = cls.kind is FailureKind.LLM_NOT_CONFIGURED
-    not_model = infra or unconfigured
+    not_model = infra or unconfigured or endpoint
     # Infrastructure failures are not the model's: they spend none of its attempt budget and are not compared
     # with its failures for a stuck loop (their own repeats are, so a broken tool escalates instead of looping).
     model_previous = [n for n in previous if n["failure_kind"] not in NOT_THE_MODELS]
-    same_side = [n for n in previous if (n["failure_kind"] == FailureKind.INFRASTRUCTURE.value) == infra]
+    same_side = [n for n in previous if _side(n["failure_kind"]) == _side(cls.kind.value)]
+    outage = _outage(previous, cls) if endpoint else None
     packet = load_packet(ctx, build)
     prev_packet_text: str | None = None
     if parent is not None and parent.packet_sha256:
@@ -107,6 +110,11 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         triggers.append(Trigger.PROMPT_TOO_LONG)
     if unconfigured:
         triggers = []
+    if outage is not None:
+        # One outage is not a reason to wake a person: only a sustained one is.
+        triggers = [Trigger.ENDPOINT_OUTAGE] if outage["attempts_in_a_row"] >= ctx.settings.endpoint_outage_attempts \
+            else []
+        cls.facts["outage"] = {**outage, "escalates_at": ctx.settings.endpoint_outage_attempts}
     escalated = bool(triggers)
     if cls.kind is FailureKind.GATE_VIOLATION:
         status = ProposalStatus.GATE_VIOLATION
@@ -130,6 +138,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         "advice": advice,
         "next": (f"configure a model endpoint (KAVI_LLM_BASE_URL, KAVI_LLM_MODELS), then kavi forge {name}"
                  if unconfigured
+                 else _outage_next(name, outage, escalated, ctx.settings.endpoint_outage_attempts)
+                 if outage is not None
                  else "waits for a person: kavi retry NAME --by WHO [--hint TEXT]" if escalated
                  else "the forge's own environment failed, not the model: the retry sensor tries again after a "
                       "backoff (kavi forge NAME to try now)" if infra
@@ -144,6 +154,9 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
                           f"(N from 1 to {len(counterexamples)}) records the right answer as a new holdout")
     ref = ctx.store.put(canonical(note), "research_note")
     reason = f"{cls.kind.value}" + (f"; escalated: {', '.join(triggers)}" if triggers else "")
+    if outage is not None and escalated:
+        reason += (f" ({outage['attempts_in_a_row']} attempts in a row; endpoint {outage['endpoint'] or '?'}, last: "
+                   f"{outage['last_status'] or '?'})")
     with ctx.records.session():  # the note, the status and the model outcome land together
         ctx.records.record_research(
             build_id=build.build_id, name=name, attempt=build.attempt_number, failure_kind=cls.kind.value,
@@ -163,7 +176,40 @@ def _counterexamples(results: Sequence[GateResult]) -> list[dict[str, Any]]:
     return [dict(c) for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
-NOT_THE_MODELS = (FailureKind.INFRASTRUCTURE.value, FailureKind.LLM_NOT_CONFIGURED.value)
+NOT_THE_MODELS = (FailureKind.INFRASTRUCTURE.value, FailureKind.LLM_NOT_CONFIGURED.value,
+                  FailureKind.ENDPOINT_UNAVAILABLE.value)
+
+
+def _side(kind: str) -> str:
+    """Whose failure a kind is, for the stuck-loop comparison: the forge's environment, the endpoint, or the model
+    (an outage between two identical model failures neither breaks nor extends their streak)."""
+    if kind == FailureKind.INFRASTRUCTURE.value:
+        return "infrastructure"
+    if kind == FailureKind.ENDPOINT_UNAVAILABLE.value:
+        return "endpoint"
+    return "model"
+
+
+def _outage(previous: list[dict[str, Any]], cls: Classification) -> dict[str, Any]:
+    """This endpoint failure with the ones right before it: how many in a row, since when, what it last did."""
+    streak = []
+    for note in reversed(previous):
+        if note["failure_kind"] != FailureKind.ENDPOINT_UNAVAILABLE.value:
+            break
+        streak.append(note)
+    since = streak[-1]["created_at"] if streak else None
+    return {"attempts_in_a_row": len(streak) + 1, "since": str(since) if since is not None else None,
+            "endpoint": cls.facts.get("endpoint"), "last_status": cls.facts.get("endpoint_status")}
+
+
+def _outage_next(name: str, outage: dict[str, Any], escalated: bool, limit: int) -> str:
+    where = f"the model endpoint {outage['endpoint']}" if outage.get("endpoint") else "the model endpoint"
+    status = f" (last: {outage['last_status']})" if outage.get("last_status") else ""
+    if escalated:
+        return (f"{where} has failed {outage['attempts_in_a_row']} attempts in a row{status}: a sustained outage "
+                f"waits for a person; check the endpoint, then kavi retry {name} --by WHO")
+    return (f"{where} failed{status}, not the model: the retry sensor tries again after a backoff (kavi forge {name} "
+            f"to try now); {limit - outage['attempts_in_a_row']} more in a row and it waits for a person")
 
 
 def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bool, failure_kind: str | None) -> None:

@@ -120,7 +120,8 @@ def _build_failure_from_log(ctx: ForgeContext, build: BuildRow) -> AttemptFailur
         f = doc.get("failure") or {}
         return AttemptFailure(
             f.get("stage", "build"), f.get("message", "the build failed"), f.get("llm_error_kind"),
-            bool(f.get("llm_terminal")), (), tuple(f.get("violations") or ()),
+            bool(f.get("llm_terminal")), (), tuple(f.get("violations") or ()), llm_status=f.get("llm_status"),
+            endpoint=doc.get("endpoint"),
         )
     return AttemptFailure("build", f"build {build.build_id} has status {build.status} and no build log")
 

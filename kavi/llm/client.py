@@ -46,13 +46,20 @@ NOT_CONFIGURED_FIX = (
 TERMINAL_KINDS = frozenset({LLMErrorKind.AUTH, LLMErrorKind.MODEL_NOT_FOUND, LLMErrorKind.QUOTA})
 
 
-class LLMError(Exception):
-    """A model call that failed; `terminal` errors (bad key, missing model, quota) are never retried in a loop."""
+# What the endpoint did, not what the model did: after the request-level retries these end an attempt as
+# ENDPOINT_UNAVAILABLE (kavi.research.classifier), which costs the model nothing.
+ENDPOINT_KINDS = frozenset({LLMErrorKind.UNAVAILABLE, LLMErrorKind.TIMEOUT, LLMErrorKind.BAD_RESPONSE})
 
-    def __init__(self, kind: LLMErrorKind, message: str, model: str | None = None) -> None:
+
+class LLMError(Exception):
+    """A model call that failed; `terminal` errors (bad key, missing model, quota) are never retried in a loop.
+    `status` says in a few words what the endpoint last did ("HTTP 503", "connection refused", "answer cut off")."""
+
+    def __init__(self, kind: LLMErrorKind, message: str, model: str | None = None, status: str = "") -> None:
         super().__init__(message)
         self.kind = kind
         self.model = model
+        self.status = status or str(kind).lower()
 
     @property
     def terminal(self) -> bool:
@@ -141,9 +148,36 @@ def _is_quota(err: openai.APIStatusError) -> bool:
     return code == "insufficient_quota" or "quota" in text or "billing" in text
 
 
-def _transient(err: openai.OpenAIError) -> bool:
+class _Malformed(Exception):
+    """The endpoint answered 200 with something that is not what an OpenAI-compatible server sends (a body that is
+    not JSON, an HTML page, a completion without choices): retried like a 5xx, then BAD_RESPONSE."""
+
+
+def _transient(err: Exception) -> bool:
+    """Worth another request now: 408, 429 (not a quota), 5xx, a refused or dropped connection, a cut-off or
+    malformed answer. Not a timeout: the call already waited its whole timeout once."""
+    if isinstance(err, _Malformed | json.JSONDecodeError | UnicodeDecodeError):
+        return True
+    if isinstance(err, openai.APITimeoutError):
+        return False
+    if isinstance(err, openai.APIConnectionError):
+        return True
     return (isinstance(err, openai.APIStatusError) and err.status_code in _RETRY_STATUSES
             and not (err.status_code == 429 and _is_quota(err)))
+
+
+def _connection_status(err: openai.APIConnectionError) -> tuple[str, str]:
+    """(a few words, a sentence) for a connection error: refused or unreachable, or dropped mid-answer (the
+    endpoint was reached and its answer cut off)."""
+    cause = err.__cause__
+    name = type(cause).__name__ if cause is not None else ""
+    if "without sending a response" in str(cause):
+        return "connection dropped", "the endpoint closed the connection without answering"
+    if name == "RemoteProtocolError":
+        return "answer cut off", "the endpoint's answer was cut off (the connection dropped mid-answer)"
+    if name in ("ReadError", "WriteError") or isinstance(cause, ConnectionResetError):
+        return "connection dropped", "the connection to the endpoint dropped"
+    return "connection refused", "cannot reach the model endpoint"
 
 
 def _classify(err: Exception, model: str, redactor: Redactor | None = None, tries: int = 1) -> LLMError:
@@ -153,9 +187,14 @@ def _classify(err: Exception, model: str, redactor: Redactor | None = None, trie
     if tries > 1:
         text = f"{text} (after {tries} tries)"
     if isinstance(err, openai.APITimeoutError):
-        return LLMError(LLMErrorKind.TIMEOUT, f"the model did not answer in time ({text})", model)
+        return LLMError(LLMErrorKind.TIMEOUT, f"the model did not answer in time ({text})", model, "timeout")
     if isinstance(err, openai.APIConnectionError):
-        return LLMError(LLMErrorKind.UNAVAILABLE, f"cannot reach the model endpoint: {text}", model)
+        status, said = _connection_status(err)
+        return LLMError(LLMErrorKind.UNAVAILABLE, f"{said}: {text}", model, status)
+    if isinstance(err, _Malformed):
+        return _bad_response(text, model)
+    if isinstance(err, json.JSONDecodeError | UnicodeDecodeError):
+        return _bad_response(f"its answer is not valid JSON: {text}", model)
     if isinstance(err, openai.AuthenticationError | openai.PermissionDeniedError):
         return LLMError(LLMErrorKind.AUTH, f"the endpoint refused the API key: {text}", model)
     if isinstance(err, openai.NotFoundError):
@@ -163,11 +202,12 @@ def _classify(err: Exception, model: str, redactor: Redactor | None = None, trie
     if isinstance(err, openai.RateLimitError):
         if _is_quota(err):
             return LLMError(LLMErrorKind.QUOTA, f"quota or billing limit reached: {text}", model)
-        return LLMError(LLMErrorKind.UNAVAILABLE, f"rate limited: {text}", model)
+        return LLMError(LLMErrorKind.UNAVAILABLE, f"rate limited: {text}", model, "HTTP 429")
     if isinstance(err, openai.BadRequestError):
         return LLMError(LLMErrorKind.BAD_REQUEST, f"the endpoint rejected the request: {text}", model)
     if isinstance(err, openai.APIStatusError):
-        return LLMError(LLMErrorKind.UNAVAILABLE, f"the endpoint answered {err.status_code}: {text}", model)
+        return LLMError(LLMErrorKind.UNAVAILABLE, f"the endpoint answered {err.status_code}: {text}", model,
+                        f"HTTP {err.status_code}")
     return LLMError(LLMErrorKind.UNAVAILABLE, f"{type(err).__name__}: {text}", model)
 
 
@@ -187,7 +227,7 @@ def _not_configured(err: openai.OpenAIError, model: str) -> LLMError:
 def _bad_response(what: str, model: str) -> LLMError:
     return LLMError(LLMErrorKind.BAD_RESPONSE,
                     f"the endpoint did not answer as an OpenAI-compatible server ({what}); check KAVI_LLM_BASE_URL "
-                    "(it usually ends in /v1) and that the server speaks the OpenAI API", model)
+                    "(it usually ends in /v1) and that the server speaks the OpenAI API", model, "malformed answer")
 
 
 def _excerpt(value: object) -> str:
@@ -248,15 +288,16 @@ class LLMClient:
         self.retries_done = 0  # transient answers retried by the last call
 
     def _call(self, fn: Callable[[], T], model: str) -> T:
-        """Call the SDK; retry transient answers with backoff (Retry-After honoured, capped); classify the rest."""
+        """Call the SDK; retry transient answers with backoff (Retry-After honoured, capped); classify the rest.
+        `fn` raises _Malformed for an answer of the wrong shape, which is retried like a 5xx."""
         tries = 0
         self.retries_done = 0
         while True:
             tries += 1
             try:
                 return fn()
-            except openai.OpenAIError as err:
-                if self.settings.recorded and _no_recording(err):
+            except (openai.OpenAIError, _Malformed, json.JSONDecodeError, UnicodeDecodeError) as err:
+                if isinstance(err, openai.OpenAIError) and self.settings.recorded and _no_recording(err):
                     raise _not_configured(err, model) from None
                 if not _transient(err) or tries > self.settings.max_retries:
                     raise _classify(err, model, self._redactor, tries) from None
@@ -268,8 +309,6 @@ class LLMClient:
                     wait = min(self.settings.retry_max_delay_s, backoff * (0.75 + 0.25 * random.random()))
                 self.retries_done += 1
                 self._sleep(wait)
-            except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                raise _bad_response(f"its answer is not valid JSON: {err}", model) from None
 
     @property
     def endpoint_label(self) -> str:
@@ -312,19 +351,21 @@ class LLMClient:
             kwargs["response_format"] = {"type": "json_object"}
         if headers:
             kwargs["extra_headers"] = dict(headers)
+        def create() -> Any:
+            answer: Any = self._client.chat.completions.create(**kwargs)
+            if not isinstance(answer, openai.types.chat.ChatCompletion):
+                raise _Malformed(f"a {type(answer).__name__} instead of a chat completion: "
+                                 f"{self._redactor.text(_excerpt(answer))!r}")
+            if not isinstance(answer.choices, list) or not answer.choices:
+                raise _Malformed("a chat completion without choices")
+            if getattr(answer.choices[0], "message", None) is None:
+                raise _Malformed("a choice without a message")
+            return answer
+
         t0 = time.perf_counter()
-        resp: Any = self._call(lambda: self._client.chat.completions.create(**kwargs), model)
+        resp: Any = self._call(create, model)
         latency = (time.perf_counter() - t0) * 1000.0
-        if not isinstance(resp, openai.types.chat.ChatCompletion):
-            raise _bad_response(f"a {type(resp).__name__} instead of a chat completion: "
-                                f"{self._redactor.text(_excerpt(resp))!r}", model)
-        if not isinstance(resp.choices, list):
-            raise _bad_response("a chat completion without choices", model)
-        if not resp.choices:
-            raise LLMError(LLMErrorKind.UNAVAILABLE, "the endpoint returned no choices", model)
         choice = resp.choices[0]
-        if getattr(choice, "message", None) is None:
-            raise _bad_response("a choice without a message", model)
         usage = resp.usage
         pt = int(usage.prompt_tokens) if usage else 0
         ct = int(usage.completion_tokens) if usage else 0
@@ -350,10 +391,14 @@ class LLMClient:
                            model)
         if not texts:
             return []
-        resp: Any = self._call(lambda: self._client.embeddings.create(
-            model=model, input=list(texts), timeout=timeout_s or self.settings.timeout_s), model)
-        if not isinstance(getattr(resp, "data", None), list):
-            raise _bad_response(f"no embeddings list: {self._redactor.text(_excerpt(resp))!r}", model)
+        def create() -> Any:
+            answer: Any = self._client.embeddings.create(model=model, input=list(texts),
+                                                         timeout=timeout_s or self.settings.timeout_s)
+            if not isinstance(getattr(answer, "data", None), list):
+                raise _Malformed(f"no embeddings list: {self._redactor.text(_excerpt(answer))!r}")
+            return answer
+
+        resp: Any = self._call(create, model)
         rows = sorted(resp.data, key=lambda d: d.index)
         if len(rows) != len(texts):
             raise LLMError(LLMErrorKind.BAD_REQUEST,

@@ -43,6 +43,8 @@ _GATE_KIND_ORDER: tuple[tuple[str, FailureKind], ...] = (
     (GATE_COACH, FailureKind.COACH_CHANGES_REQUESTED),
 )
 
+# kavi.llm.client.ENDPOINT_KINDS by value (this module stays clear of the SDK's import): the endpoint's faults.
+_ENDPOINT_ERRORS = frozenset({"UNAVAILABLE", "TIMEOUT", "BAD_RESPONSE"})
 _INFRA_KEY = re.compile(r"\d+")  # numbers (sizes, pids) vary between tries of the same infrastructure fault
 _RUFF_CODE = re.compile(r"\b([A-Z]{1,3}\d{3,4})\b")
 _MYPY_CODE = re.compile(r"\[([a-z-]+)\]\s*$")
@@ -58,6 +60,8 @@ class AttemptFailure:
     llm_terminal: bool = False
     gate_results: Sequence[GateResult] = ()
     violations: Sequence[str] = ()
+    llm_status: str | None = None  # what the endpoint last did, in a few words ("HTTP 503", "answer cut off")
+    endpoint: str | None = None  # the endpoint's label (no credentials)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,14 @@ def classify(failure: AttemptFailure) -> Classification:
         keys = ["llm:NOT_CONFIGURED"]
         facts = {"stage": "llm", "error": failure.message, "llm_error_kind": failure.llm_error_kind,
                  "configuration": failure.message}
+        return Classification(kind, facts, _fingerprint(kind, keys), keys)
+    if failure.stage == "llm" and failure.llm_error_kind in _ENDPOINT_ERRORS and not failure.llm_terminal:
+        # The endpoint's outage, not the model's answer: the key is the kind of fault, so a sustained outage is one
+        # fingerprint whatever the status of each try.
+        kind = FailureKind.ENDPOINT_UNAVAILABLE
+        facts = {"stage": "llm", "error": failure.message, "llm_error_kind": failure.llm_error_kind,
+                 "endpoint": failure.endpoint, "endpoint_status": failure.llm_status, "retryable": True}
+        keys = ["endpoint:unavailable"]
         return Classification(kind, facts, _fingerprint(kind, keys), keys)
     if failure.stage == "llm":
         kind = FailureKind.TIMEOUT if failure.llm_error_kind == "TIMEOUT" else FailureKind.LLM_UNAVAILABLE

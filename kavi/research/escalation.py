@@ -21,6 +21,9 @@ class Trigger(StrEnum):
     # An infrastructure failure that another try cannot clear (the prompt is over the bound before any failure
     # facts are added): a person changes the spec or the bound.
     PROMPT_TOO_LONG = "PROMPT_TOO_LONG"
+    # The model endpoint has failed this many attempts in a row (kavi.forge.research): a sustained outage waits for
+    # a person, who is told the endpoint and its last status.
+    ENDPOINT_OUTAGE = "ENDPOINT_OUTAGE"
 
 
 REPEAT_THRESHOLD = 3

@@ -12,12 +12,15 @@ from kavi.home import KaviHome
 EXIT_OK = 0
 EXIT_VERDICT = 1  # a verdict against what was asked: an attempt that did not verify, a failed run or check, a crash
 EXIT_USAGE = 2  # a usage or configuration error, printed as one line on stderr
+EXIT_ENVIRONMENT = 3  # the environment failed (a full disk, the ledger file, the model endpoint), not the verdict
 
 EXIT_STATUS_HELP = (
     "Exit status: 0 done (for forge and retry: the attempt VERIFIED or is TRUSTED); 1 a verdict against it (an "
     "attempt FAILED, ESCALATED or GATE_VIOLATION, a skill run that failed, a check or audit that found a problem) "
     "or a step that crashed; 2 a usage error (a bad argument or option, an input that does not match the skill's "
-    "schema, a refused run, a missing proposal, a bad KAVI_* setting or no model endpoint for the proposal). "
+    "schema, a refused run, a missing proposal, a bad KAVI_* setting or no model endpoint for the proposal); 3 the "
+    "environment failed, not the verdict (a full disk, an unreadable or corrupt ledger, the model endpoint down, a "
+    "gate tool missing). "
     "Results go to stdout, errors and usage errors to stderr. `kavi forge --json` puts the attempt's outcome in "
     "the document (status, failure_kind, errors) and exits 0 once it is printed."
 )
@@ -25,6 +28,7 @@ EXIT_STATUS_HELP = (
 _PASSING = ("VERIFIED", "TRUSTED")
 _SHOWN_MESSAGES = 1  # per failed gate; `kavi lineage NAME` shows up to five, the research note all of them
 _NOT_CONFIGURED = "LLM_NOT_CONFIGURED"
+_ENDPOINT = "ENDPOINT_UNAVAILABLE"
 
 
 def verdict_text(out: dict[str, Any]) -> str:
@@ -51,6 +55,7 @@ def research_details(records: Any, home: KaviHome, name: str, build: Any) -> dic
         "violations": list(facts.get("violations") or []),
         "triggers": list(note["triggers"] or []),
         "error": facts.get("error"),
+        "outage": facts.get("outage"),
     }
 
 
@@ -71,7 +76,21 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
         err.print(f"[red]error:[/] not the model's failure: {escape(out['infrastructure'])}. Nothing was charged to "
                   f"{escape(str(out['model']))}; the retry sensor tries again after a backoff (or: kavi forge {name})",
                   highlight=False, soft_wrap=True)
-        return EXIT_VERDICT
+        return EXIT_ENVIRONMENT
+    if out.get("failure_kind") == _ENDPOINT and out.get("outage"):
+        o = out["outage"]
+        where = f"the model endpoint {o.get('endpoint')}" if o.get("endpoint") else "the model endpoint"
+        said = f"{where} failed ({o.get('last_status') or 'unavailable'}): not the model's failure"
+        if out.get("triggers"):
+            err.print(f"[red]error:[/] {escape(said)}, {o['attempts_in_a_row']} attempts in a row. The outage waits "
+                      f"for a person: check the endpoint, then kavi retry {name} --by YOU", highlight=False,
+                      soft_wrap=True)
+        else:
+            left = int(o.get("escalates_at") or 0) - int(o["attempts_in_a_row"])
+            err.print(f"[red]error:[/] {escape(said)}. Nothing was charged to {escape(str(out['model']))}; the retry "
+                      f"sensor tries again after a backoff (or: kavi forge {name}); {left} more in a row and it waits "
+                      "for a person", highlight=False, soft_wrap=True)
+        return EXIT_ENVIRONMENT
     if out["status"] in _PASSING:
         if out["status"] == "VERIFIED":
             console.print(f"  awaiting approval: kavi approve {name} --by YOU", highlight=False)

@@ -45,8 +45,9 @@ def test_not_configured_is_its_own_kind_and_no_trigger_for_a_person() -> None:
     assert cls.kind is FailureKind.LLM_NOT_CONFIGURED
     assert triggers_for(EscalationInput(kind=cls.kind, fingerprint=cls.fingerprint, previous_fingerprints=[],
                                         attempt=1, budget=5, declared_class=SideEffectClass.READ_ONLY)) == []
-    # A real endpoint that is down stays what it was.
-    assert classify(AttemptFailure("llm", "down", llm_error_kind="UNAVAILABLE")).kind is FailureKind.LLM_UNAVAILABLE
+    # A real endpoint that is down is an outage, not a configuration problem.
+    assert classify(AttemptFailure("llm", "down", llm_error_kind="UNAVAILABLE")).kind is \
+        FailureKind.ENDPOINT_UNAVAILABLE
 
 
 def _own_proposal(tmp_path: Path, proposal_data: dict[str, Any]) -> Path:
