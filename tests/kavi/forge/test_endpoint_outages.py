@@ -175,3 +175,24 @@ def test_terminal_endpoint_answers_stay_what_they_were() -> None:
     cls = classifier.classify(classifier.AttemptFailure("llm", "bad key", llm_error_kind=LLMErrorKind.AUTH.value,
                                                         llm_terminal=True))
     assert cls.kind is FailureKind.LLM_UNAVAILABLE
+
+
+@pytest.mark.slow
+def test_kavi_forge_says_the_endpoint_failed_and_exits_3(
+    stub_ctx: ForgeContext, stub_endpoint: StubEndpoint, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from kavi_assets.cli.main import app
+
+    monkeypatch.setenv("KAVI_LLM_BASE_URL", stub_endpoint.base_url)
+    monkeypatch.setenv("KAVI_LLM_MODELS", MODEL)
+    monkeypatch.setenv("KAVI_HOME", str(stub_ctx.home.root))
+    stub_endpoint.script(error_reply(503, "maintenance", {"Retry-After": "0"}))
+    res = CliRunner().invoke(app, ["forge", "word_count"])
+    assert res.exit_code == 3, res.output
+    assert "Traceback" not in res.output
+    assert "→ FAILED (ENDPOINT_UNAVAILABLE)" in res.output
+    assert f"the model endpoint {stub_endpoint.base_url} failed (HTTP 503): not the model's failure" in res.output
+    assert "5 more in a row and it waits for a person" in res.output
+    assert stub_ctx.records.model_outcomes() == []
