@@ -1,11 +1,42 @@
 """The skills home (KAVI_HOME): where skills, artifacts, sandboxes, the ledger and the vault live."""
 
+import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kavi.settings import DEFAULT_HOME, KaviSettings, read_setting
 
 __all__ = ["DEFAULT_HOME", "HomePathError", "KaviHome"]
+
+# The room the forge sets aside in the home (KaviHome.keep_reserve) and gives back on the first full-disk error, so
+# the attempt can still be closed and recorded as INFRASTRUCTURE, and the run's end written.
+# Two blocks: the forge's core gives one back at its first ENOSPC (to record the attempt as INFRASTRUCTURE), the
+# CLI the other if Dagster's storage then fails too (to mark the run failed).
+RESERVES = 2
+
+
+def _keep(path: Path, size: int) -> bool:
+    try:
+        if path.stat().st_size >= size:
+            return True
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return False
+    try:
+        os.posix_fallocate(fd, 0, size)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return False
+    finally:
+        os.close(fd)
 
 
 class HomePathError(ValueError):
@@ -79,6 +110,28 @@ class KaviHome:
         ):
             d.mkdir(parents=True, exist_ok=True)
         return self
+
+    @property
+    def reserve_paths(self) -> tuple[Path, ...]:
+        return tuple(self.root / f".disk-reserve-{i}" for i in range(1, RESERVES + 1))
+
+    def keep_reserve(self, size: int | None = None) -> bool:
+        """Set RESERVES blocks of `size` bytes (KAVI_DISK_RESERVE_MB MiB each, 0: none) aside in the home, those
+        missing; False when the disk has no room for them."""
+        wanted = size if size is not None else int(read_setting("disk_reserve_mb")) << 20
+        if wanted <= 0 or not self.root.is_dir():
+            return wanted <= 0
+        return all(_keep(path, wanted) for path in self.reserve_paths)
+
+    def release_reserve(self) -> bool:
+        """Give one block set aside back to the disk (a full disk was met); False when none is left."""
+        for path in self.reserve_paths:
+            try:
+                path.unlink()
+                return True
+            except OSError:
+                continue
+        return False
 
     def inside(self, path: Path) -> Path:
         """Resolve `path` and refuse it unless it stays inside the home."""

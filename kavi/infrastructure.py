@@ -4,7 +4,10 @@ own writes, a gate that crashed. Such an attempt says nothing about the model, s
 
 import errno
 import re
+import shutil
 import signal
+from collections.abc import Sequence
+from pathlib import Path
 
 from kavi.verdicts import GATE_ACCEPTANCE, GATE_COACH, GATE_MYPY, GATE_PYTEST, GATE_RUFF, GateResult
 
@@ -88,3 +91,56 @@ def infrastructure_cause(result: GateResult) -> str | None:
         if disk:
             return f"{result.gate} could not write its own files: {disk.group(0)}"
     return None
+
+
+# -- a full disk, in every library's wording ---------------------------------------------------------------------------
+# The OS says ENOSPC or EDQUOT; DuckDB quotes the OS; SQLite (Dagster's run and event storage) says "database or disk
+# is full", or "disk I/O error" when a journal or WAL write is the one refused. That last wording is also a failing
+# disk, so it counts as a full disk only when the disk it names has next to nothing free.
+_FULL_WORDS = re.compile(r"No space left on device|\[Errno (?:28|122)\]|Disk quota exceeded|database or disk is full|"
+                         r"SQLITE_FULL", re.IGNORECASE)
+_IO_WORDS = re.compile(r"disk I/O error|SQLITE_IOERR", re.IGNORECASE)
+LOW_FREE_BYTES = 32 << 20
+DISK_FULL_FIX = ("free space on the disk that holds the skills home (KAVI_HOME) and DAGSTER_HOME, or point KAVI_HOME "
+                 "at a disk with room, then run the command again")
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in seen and len(seen) < 20:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def low_on_space(paths: Sequence[Path]) -> bool:
+    """Whether any of `paths` (or its nearest existing parent) is on a disk with next to nothing free."""
+    for path in paths:
+        probe = Path(path)
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        try:
+            if shutil.disk_usage(probe).free < LOW_FREE_BYTES:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def is_disk_full(err: BaseException | str, paths: Sequence[Path] = ()) -> bool:
+    """A full disk (or quota) behind `err` or its causes, in whatever wording the library that met it uses."""
+    texts = [err] if isinstance(err, str) else []
+    if not isinstance(err, str):
+        for e in _chain(err):
+            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+                return True
+            texts.append(str(e))
+    if any(_FULL_WORDS.search(t) for t in texts):
+        return True
+    return bool(paths) and any(_IO_WORDS.search(t) for t in texts) and low_on_space(paths)
+
+
+class EnvironmentFailure(Exception):
+    """The forge's environment stopped a command (a full disk, the ledger file, the endpoint): one line for the
+    person, exit status 3, never a traceback."""

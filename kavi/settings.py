@@ -143,6 +143,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "run_max_timeout_s": lambda n, r: parse_float(n, r, example="60"),
     "run_private_hosts": _raw(lambda r: tuple(sorted(set(parse_list(r))))),
     "run_workers": lambda n, r: parse_int(n, r, minimum=1, example="4"),
+    "disk_reserve_mb": lambda n, r: parse_int(n, r, minimum=0, example="8"),
     "run_without_sandbox": _raw(lambda r: _choice("KAVI_RUN_WITHOUT_SANDBOX", r, ("refuse", "allow"))),
     "decompose_max_depth": lambda n, r: parse_int(n, r, minimum=1, example="2"),
     "decompose_max_nodes": lambda n, r: parse_int(n, r, minimum=3, example="12"),
@@ -245,6 +246,9 @@ class KaviSettings(BaseSettings):
     run_workers: int = 4
     run_without_sandbox: str = "refuse"
     run_private_hosts: tuple[str, ...] = ()  # hosts a person allowed NETWORK skills to reach at private addresses
+    # Room set aside in the home, in each of two blocks (MiB; 0: none), given back at the first full-disk error so
+    # the attempt or the call's record can still be written (kavi.home.KaviHome.keep_reserve).
+    disk_reserve_mb: int = 8
     # Search.
     search_duplicate_score: float = DEFAULT_DUPLICATE_SCORE
     embeddings_url: str | None = None

@@ -18,6 +18,9 @@ __all__ = ["stub_ctx", "stub_endpoint"]
 # built when their modules are imported, would take it as the width of every table: drop it, as a serial run has it.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
+# The room the forge sets aside in a home for a full disk (two blocks of 8 MiB) would be allocated in each of the
+# suite's thousand homes: none here. The full-disk tests (tests/kavi_assets/cli/test_full_disk.py) set it back.
+os.environ.setdefault("KAVI_DISK_RESERVE_MB", "0")
 
 
 @pytest.fixture()

@@ -103,6 +103,7 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     except OSError as err:
         if not is_infra_oserror(err):
             raise
+        ctx.home.release_reserve()  # the room set aside lets the attempt still be closed and recorded
         failure = AttemptFailure("infrastructure", describe_oserror(err))
         log.append(f"the forge could not store the answer: {failure.message}")
 
@@ -118,6 +119,7 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
             if not is_infra_oserror(err):
                 raise
             # The forge's own writes failed (full disk, file-size limit): not the model's outcome.
+            ctx.home.release_reserve()
             failure = AttemptFailure("infrastructure", describe_oserror(err))
             file_refs = {}
             shutil.rmtree(ctx.home.sandboxes_dir / build.build_id, ignore_errors=True)

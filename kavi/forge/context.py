@@ -58,6 +58,7 @@ class ForgeContext:
         lock_timeout_s: float = 60.0,
     ) -> "ForgeContext":
         home.ensure()
+        home.keep_reserve()  # room to close an attempt when the disk fills up (given back at the first ENOSPC)
         ledger = Ledger(home.ledger_path, lock_timeout_s=lock_timeout_s)
         return cls(home, ForgeRecords(ledger), ArtifactStore(home.artifacts_dir), llm_factory,
                    settings or ForgeSettings())

@@ -12,12 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kavi.forge.attempt import BUILD_FAILED
 from kavi.forge.locks import ProposalBusy, attempt_lock, is_free
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
-from kavi.lifecycle import ProposalStatus
+from kavi.lifecycle import FailureKind, ProposalStatus
 
 ABANDONED = "ABANDONED"
+# A build its own process closed after the environment stopped the run (a full disk): failed, kind INFRASTRUCTURE.
+CUT_SHORT = BUILD_FAILED
 OPEN_STATES = ("PACKET", "BUILT")
 
 
@@ -100,3 +103,20 @@ def leaked_sandboxes(home: KaviHome, records: ForgeRecords) -> list[Path]:
     with records.ledger.connect() as con:
         known = {str(r[0]): str(r[1]) for r in con.execute("SELECT build_id, status FROM builds").fetchall()}
     return sorted(p for name, p in dirs.items() if known.get(name, ABANDONED) == ABANDONED)
+
+
+def close_cut_short(home: KaviHome, records: ForgeRecords, name: str, run_id: str, reason: str) -> OpenAttempt | None:
+    """The attempt of `run_id`, when the run was cut short by the forge's environment (a full disk) and left it
+    open: closed as a failed build of kind INFRASTRUCTURE (no model outcome), its proposal back to what it was
+    before the build, its sandbox removed. None when the run left no open attempt. The caller holds the lock."""
+    with records.session():
+        build = next((b for b in records.builds(name) if b.run_id == run_id), None)
+        if build is None or build.status not in OPEN_STATES:
+            return None
+        records.finish_build(build.build_id, status=CUT_SHORT, failure_kind=FailureKind.INFRASTRUCTURE.value)
+        row = records.get_proposal(name)
+        if row is not None and row.status is ProposalStatus.BUILT:
+            records.set_status(name, ProposalStatus.PROPOSED, build_id=build.build_id,
+                               reason=f"attempt {build.attempt_number} cut short: {reason}"[:500], actor="kavi")
+    remove_sandbox(home, build.build_id)
+    return OpenAttempt(build.build_id, name, build.attempt_number, build.status, run_id)

@@ -195,6 +195,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     except OSError as err:
         if not is_infra_oserror(err):
             raise
+        ctx.home.release_reserve()  # the room set aside lets the attempt still be closed and recorded
         return _gates_not_run(ctx, name, build, AttemptFailure("infrastructure", describe_oserror(err)))
     # The one place gate output becomes stored and forwarded text (report, ledger, research note, next packet,
     # Dagster metadata): bounded, with configured keys, key-shaped strings and the holdout values redacted.

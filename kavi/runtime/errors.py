@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from kavi.infrastructure import EnvironmentFailure
 from kavi.lifecycle import Refusal
 
 
@@ -44,8 +45,9 @@ class WorkersBusy(RuntimeRefusal):
     """Every worker of a bounded pool is running a call: retry shortly."""
 
 
-class ExecutionLogError(RuntimeRefusal):
-    """The execution log could not be written: a run whose start cannot be recorded does not run."""
+class ExecutionLogError(RuntimeRefusal, EnvironmentFailure):
+    """The execution log could not be written: a run whose start cannot be recorded does not run (the environment's
+    failure: exit status 3)."""
 
 
 class ConfirmationRequired(RuntimeRefusal):

@@ -15,6 +15,7 @@ from kavi.runtime.context import context_for
 from kavi.runtime.errors import (
     ClassNotAllowed,
     ConfirmationRequired,
+    ExecutionLogError,
     NoSandbox,
     RuntimeRefusal,
     SkillNotTrusted,
@@ -115,6 +116,7 @@ class SkillRunner:
         self.loader = loader if loader is not None else default_loader
         # Where calls run: workers from this pool, or a worker started for each call.
         self.workers = workers
+        home.keep_reserve()  # room to finish the record of a call that ran when the disk fills up meanwhile
         self._roots = sorted({str(home.root), str(home.root.resolve())}, key=len, reverse=True)
 
     def lookup(self, skill_name: str) -> TrustedSkill:
@@ -364,7 +366,17 @@ class SkillRunner:
             effects=effects,
             timed_out=timed_out,
         )
-        self.log.append(record)
+        try:
+            self.log.append(record)
+        except ExecutionLogError as first:
+            # The call has run: its outcome is the caller's whatever the log says. Give back the room set aside
+            # and write the record once more; if that fails too, the record says why it is not in the log.
+            if not self.home.release_reserve():
+                return record.model_copy(update={"log_error": str(first)})
+            try:
+                self.log.append(record)
+            except ExecutionLogError as again:
+                return record.model_copy(update={"log_error": str(again)})
         return record
 
 

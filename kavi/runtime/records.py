@@ -1,6 +1,8 @@
 """Execution records and their append-only JSONL log, ingested into the ledger: a `started` line, fsync'd before any
 of the skill's code runs, and the record of the run when it ends (a refusal before the start is that record alone)."""
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -13,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from kavi.infrastructure import DISK_FULL_FIX, is_disk_full
 from kavi.lifecycle import Refusal
 from kavi.runtime.errors import ExecutionLogError
 from kavi.runtime.text import SURROGATE as _SURROGATE
@@ -101,6 +104,9 @@ class ExecutionRecord(BaseModel):
     effects: list[dict[str, Any]] | None = None
     # True when the run passed its deadline and its worker was killed; absent otherwise.
     timed_out: bool | None = None
+    # Never in the log: why this record could not be written to it (a full disk). The call itself ran; its
+    # `started` line is in the log.
+    log_error: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
     def _input_kept_or_digested(self) -> "ExecutionRecord":
@@ -238,9 +244,14 @@ class ExecutionLog:
             self._write(line)
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+            if is_disk_full(exc):
+                reason = f"the disk is full: {DISK_FULL_FIX}"
             raise ExecutionLogError(f"the execution log ({self.path.name}) could not be written: {reason}") from None
 
     def _write(self, line: bytes) -> None:
+        """Append `line` whole or not at all: under an exclusive lock (writers of other processes wait), from the
+        end as it was; a write that stops short (a full disk) is cut back to that end, so no half line is left
+        for the next record to be glued onto."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         try:
             fd = os.open(self.path, flags, 0o600)
@@ -248,17 +259,22 @@ class ExecutionLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, flags, 0o600)
         try:
-            # One write of one full line: O_APPEND places it at the end even with concurrent writers.
-            written = os.write(fd, line)
-            if written != len(line):
-                # Regular files only write short on a full disk or a signal; finish the line regardless.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            end = os.fstat(fd).st_size
+            try:
+                # One write of one full line; a short one (a full disk, a signal) is finished or undone.
+                written = os.write(fd, line)
                 rest = memoryview(line)[written:]
                 while rest:
                     rest = rest[os.write(fd, rest) :]
-            if self.fsync:
-                os.fsync(fd)
+                if self.fsync:
+                    os.fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, end)
+                raise
         finally:
-            os.close(fd)
+            os.close(fd)  # the lock goes with it
 
     def iter_lines(self) -> Iterator[ExecutionRecord | StartRecord]:
         """Records and `started` lines in file order; malformed lines are skipped and counted in `last_stats`."""

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -221,18 +222,80 @@ def run_job(
     if home is not None:
         resources = {**home_resources(home), **(resources or {})}
     job = current_definitions().resolve_job_def(job_name)
-    result = job.execute_in_process(
-        partition_key=partition_key,
-        # The CLI prints its own summary; Dagster's step log stays in the run's record in the UI.
-        run_config={"loggers": {"console": {"config": {"log_level": read_setting("dagster_log")}}}},
-        instance=instance(),
-        raise_on_error=False,
-        # Which process executes the run: a sweep marks the run failed if this process dies (sensors/sweep.py).
-        tags={**ProcessOwner.current().tags(), **dict(tags or {})},
-        resources=dict(resources) if resources else None,
-    )
+    run_id = str(uuid.uuid4())
+    try:
+        with _held_storage_warnings():
+            result = job.execute_in_process(
+                partition_key=partition_key,
+                # The CLI prints its own summary; Dagster's step log stays in the run's record in the UI.
+                run_config={"loggers": {"console": {"config": {"log_level": read_setting("dagster_log")}}}},
+                instance=instance(),
+                raise_on_error=False,
+                run_id=run_id,
+                # Which process executes the run: a sweep marks the run failed if this process dies (sensors/sweep.py).
+                tags={**ProcessOwner.current().tags(), **dict(tags or {})},
+                resources=dict(resources) if resources else None,
+            )
+    except Exception as err:
+        from kavi.infrastructure import is_disk_full
+
+        if not is_disk_full(err, _storage_paths(home)):
+            raise
+        raise DiskFullDuringRun(run_id, partition_key) from err
     failed, errors = step_failures(result.all_events)
     return RunOutcome(result.run_id, result.success, failed, errors)
+
+
+class DiskFullDuringRun(Exception):
+    """Dagster's own storage met a full disk while it ran `run_id` (the run may be left STARTED: see close_run)."""
+
+    def __init__(self, run_id: str, partition_key: str | None) -> None:
+        super().__init__(f"the disk filled up during run {run_id}")
+        self.run_id = run_id
+        self.partition_key = partition_key
+
+
+def _storage_paths(home: KaviHome | None) -> list[Path]:
+    paths = [Path(p) for p in (read_setting("dagster_home"),) if p]
+    return paths + ([home.root] if home is not None else [])
+
+
+@contextmanager
+def _held_storage_warnings() -> Iterator[None]:
+    """Dagster writes "Exception while writing logger call to event log" to stderr itself when its event log cannot
+    take a log line (a full disk); the CLI says what happened in one line of its own, so those are held back."""
+    import sys
+
+    real = sys.stderr
+
+    class Filtered:
+        def write(self, text: str) -> int:
+            if text.startswith("Exception while writing logger call to event log"):
+                return len(text)
+            return real.write(text)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+    sys.stderr = Filtered()
+    try:
+        yield
+    finally:
+        sys.stderr = real
+
+
+def close_run_failed(run_id: str) -> bool:
+    """Mark a run this process started and could not finish as FAILURE (so no sweep is needed); False if the
+    storage still refuses."""
+    try:
+        inst = instance()
+        run = inst.get_run_by_id(run_id)
+        if run is None or run.is_finished:
+            return run is not None
+        inst.report_run_failed(run)
+        return True
+    except Exception:
+        return False
 
 
 def home_resources(home: KaviHome) -> dict[str, Any]:

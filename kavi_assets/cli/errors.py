@@ -4,12 +4,15 @@ import errno
 import functools
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 from rich.text import Text
 
+from kavi.infrastructure import DISK_FULL_FIX
 from kavi_assets.cli.console import make_console
+from kavi_assets.cli.outcome import EXIT_ENVIRONMENT
 
 err_console = make_console(stderr=True)
 
@@ -58,8 +61,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-DISK_FIX = ("free space on the disk that holds the skills home (KAVI_HOME) and DAGSTER_HOME, or point KAVI_HOME "
-            "at a disk with room, then run the command again")
+DISK_FIX = DISK_FULL_FIX  # one wording for every door
 _FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"No space left on device|\[Errno 28\]|Disk quota exceeded|\[Errno 122\]"),
      "the disk is full: " + DISK_FIX),
@@ -83,6 +85,12 @@ def _environment_message(err: BaseException) -> str | None:
     if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM) and err.filename:
         return (f"permission denied on {err.filename}: fix its permissions, or point KAVI_HOME at a directory you "
                 "can write")
+    from kavi.infrastructure import is_disk_full
+    from kavi.settings import read_setting
+
+    homes = [Path(p) for p in (read_setting("home"), read_setting("dagster_home")) if p]
+    if is_disk_full(err, homes):  # in any library's wording: the OS's, DuckDB's, SQLite's (Dagster's storage)
+        return f"the disk is full: {DISK_FIX}"
     import duckdb
 
     if not isinstance(err, OSError | duckdb.Error):
@@ -97,8 +105,13 @@ def _environment_message(err: BaseException) -> str | None:
 def cli_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from kavi.infrastructure import EnvironmentFailure
+
         try:
             return fn(*args, **kwargs)
+        except EnvironmentFailure as err:
+            err_console.print(Text.assemble(("error: ", "bold red"), str(err)), soft_wrap=True)
+            raise typer.Exit(EXIT_ENVIRONMENT) from None
         except expected_errors() as err:
             message = str(err)
             if type(err).__name__ == "ConfirmationRequired":
@@ -110,7 +123,7 @@ def cli_errors(fn: F) -> F:
             if line is None:
                 raise
             err_console.print(Text.assemble(("error: ", "bold red"), line), soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise typer.Exit(EXIT_ENVIRONMENT) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -25,7 +25,13 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
     and returns that attempt's outcome (`waited_for` names its run): a waiting forge does not pay twice."""
     from kavi.forge.locks import attempt_lock
     from kavi.settings import validate_config
-    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job, sweep_before_launch
+    from kavi_assets.cli.dagster_env import (
+        DiskFullDuringRun,
+        add_partition,
+        ensure_dagster_home,
+        run_job,
+        sweep_before_launch,
+    )
 
     validate_config()  # a bad KAVI_* setting is one line and exit 2 here, not a crashed step inside the run
     ensure_dagster_home(h)
@@ -51,8 +57,33 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
         # Only an attempt made while this waited is reported (a holder that died before building made none).
         if latest is not None and latest.run_id and latest.build_id != waited[0]:
             return {**forge_outcome(h, records, name, _FinishedElsewhere(latest.run_id)), "waited_for": latest.run_id}
-        run = run_job("forge", name, tags=tags, resources=resources, home=h)
+        try:
+            run = run_job("forge", name, tags=tags, resources=resources, home=h)
+        except DiskFullDuringRun as full:
+            raise _cut_short(h, records, name, full) from None
     return forge_outcome(h, records, name, run)
+
+
+def _cut_short(h: KaviHome, records: Any, name: str, full: Any) -> Exception:
+    """Dagster's storage met a full disk mid-run: give back the room set aside, close what the run left open (its
+    attempt as INFRASTRUCTURE, the run as failed) so no sweep is needed, and say it in one line."""
+    from kavi.forge.recovery import close_cut_short
+    from kavi.infrastructure import DISK_FULL_FIX, EnvironmentFailure
+    from kavi_assets.cli.dagster_env import close_run_failed
+
+    h.release_reserve()
+    said: list[str] = []
+    try:
+        close_cut_short(h, records, name, full.run_id, "the disk is full")
+        build = _build_of_run(records, name, full.run_id)
+        if build is not None:
+            said.append(f"attempt {build.attempt_number} closed as {build.failure_kind or build.status}, not "
+                        "charged to the model")
+    except Exception as err:  # the ledger is on the full disk too: the next command's sweep closes the attempt
+        said.append(f"its attempt is still open ({type(err).__name__}); the next kavi forge closes it")
+    said.append(f"run {full.run_id[:8]} " + ("marked failed" if close_run_failed(full.run_id) else
+                                             "left STARTED (kavi doctor --fix marks it failed)"))
+    return EnvironmentFailure(f"the disk is full: {DISK_FULL_FIX} ({'; '.join(said)})")
 
 
 def forge_outcome(h: KaviHome, records: Any, name: str, run: Any, refresh_registry: bool = True) -> dict[str, Any]:

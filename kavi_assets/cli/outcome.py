@@ -73,6 +73,13 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
         console.print(f"  {name}@{out['trusted_version']} is the trusted version `kavi run {name}` runs",
                       highlight=False, soft_wrap=True)
     if out["infrastructure"]:
+        from kavi.infrastructure import DISK_FULL_FIX, is_disk_full
+
+        if is_disk_full(str(out["infrastructure"])):  # one wording for a full disk, whichever writer met it
+            err.print(f"[red]error:[/] the disk is full: {escape(DISK_FULL_FIX)}. Not the model's failure: attempt "
+                      f"{out['attempt']} is closed as INFRASTRUCTURE and nothing was charged to "
+                      f"{escape(str(out['model']))}", highlight=False, soft_wrap=True)
+            return EXIT_ENVIRONMENT
         err.print(f"[red]error:[/] not the model's failure: {escape(out['infrastructure'])}. Nothing was charged to "
                   f"{escape(str(out['model']))}; the retry sensor tries again after a backoff (or: kavi forge {name})",
                   highlight=False, soft_wrap=True)

@@ -263,6 +263,11 @@ def run(
                                         f"kavi skills shows the schema)", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     _show(record, as_json)
+    if record.log_error:
+        # The call ran and its outcome is above; only its record is missing (its `started` line is in the log).
+        make_console(stderr=True).print(f"[yellow]warning:[/] the call ran, but its record could not be written: "
+                                        f"{escape(record.log_error)} (its start is in the execution log as "
+                                        f"{record.short_id})", highlight=False, soft_wrap=True)
     if not record.success:
         raise typer.Exit(1)
 
