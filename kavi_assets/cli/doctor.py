@@ -235,8 +235,21 @@ def _runtime_sandbox() -> Check:
                  "to run them with the layers that remain")
 
 
+# The checks that read the ledger: with a ledger that cannot be read they say so and point at its line, instead of
+# each repeating its error with a fix of its own that is not the cause (the stale runs pointed at dagster.yaml).
+_LEDGER_READERS = ("registry and trusted files", "stale runs", "abandoned attempts", "leaked sandboxes",
+                   "re-verification", "suspect versions")
+
+
 def run_checks(home: KaviHome) -> list[Check]:
-    return [_config(), _writable(home), _ledger(home), _trust(home), _endpoint(), *_tools(), _sandbox(),
+    ledger = _ledger(home)
+    if ledger.status == "fail" and "schema version" not in ledger.detail:
+        skipped = {name: Check(name, "warn", "not checked: the ledger cannot be read (the ledger line says what "
+                               "to do)") for name in _LEDGER_READERS}
+        return [_config(), _writable(home), ledger, skipped["registry and trusted files"], _endpoint(), *_tools(),
+                _sandbox(), _runtime_sandbox(), _dagster(home), skipped["stale runs"], skipped["abandoned attempts"],
+                skipped["leaked sandboxes"], _log(home), skipped["re-verification"], skipped["suspect versions"]]
+    return [_config(), _writable(home), ledger, _trust(home), _endpoint(), *_tools(), _sandbox(),
             _runtime_sandbox(), _dagster(home),
             *_sweep_checks(home), _log(home), *_ground_checks(home)]
 

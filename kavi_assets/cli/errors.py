@@ -61,6 +61,18 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def is_environment(err: BaseException) -> bool:
+    """An expected error that is the environment's, not the person's usage: the ledger file corrupt, locked or of a
+    newer forge, the shared ledger unreachable, the model endpoint down (exit status 3)."""
+    from kavi.ledger.lake import LakeUnavailableError
+    from kavi.ledger.store import LedgerCorruptError, LedgerLockedError, LedgerSchemaError
+    from kavi.llm.client import ENDPOINT_KINDS, LLMError
+
+    if isinstance(err, LLMError):
+        return err.kind in ENDPOINT_KINDS
+    return isinstance(err, LedgerCorruptError | LedgerLockedError | LedgerSchemaError | LakeUnavailableError)
+
+
 DISK_FIX = DISK_FULL_FIX  # one wording for every door
 _FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"No space left on device|\[Errno 28\]|Disk quota exceeded|\[Errno 122\]"),
@@ -114,6 +126,9 @@ def cli_errors(fn: F) -> F:
             raise typer.Exit(EXIT_ENVIRONMENT) from None
         except expected_errors() as err:
             message = str(err)
+            if is_environment(err):  # the ledger file, the shared ledger, the model endpoint: exit 3, not 2
+                err_console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+                raise typer.Exit(EXIT_ENVIRONMENT) from None
             if type(err).__name__ == "ConfirmationRequired":
                 message += " (pass --yes, or run it in a terminal and answer 'yes')"
             err_console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)

@@ -131,7 +131,7 @@ def test_full_disk_in_a_step_is_one_clear_line(
 
     monkeypatch.setattr(ArtifactStore, "put", full)
     res = runner.invoke(app, ["forge", "word_count"])
-    assert res.exit_code != 0, res.output
+    assert res.exit_code == 3, res.output
     _clean(res.output)
     assert "disk is full" in res.output and "free space" in res.output
 
@@ -150,7 +150,7 @@ def test_full_disk_outside_a_run_is_one_clear_line(
     monkeypatch.setattr("kavi.home.KaviHome.ensure", lambda self: (_ for _ in ()).throw(
         OSError(errno.ENOSPC, "No space left on device", str(self.root))))
     res = runner.invoke(app, ["propose", str(f)])
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 3, res.output  # the environment (issue 34), not a usage error
     _clean(res.output)
     assert "disk is full" in res.output and "free space" in res.output
     assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1
@@ -163,7 +163,7 @@ def test_corrupt_ledger_is_one_clear_line_and_doctor_names_the_fix(
     kavi_home.ledger_path.write_bytes(b"\x00garbage, not a DuckDB file\xff" * 512)
     for args in (["status"], ["forge", "word_count"], ["lineage", "word_count"]):
         res = runner.invoke(app, args)
-        assert res.exit_code == 2, (args, res.output)
+        assert res.exit_code == 3, (args, res.output)  # the ledger file: the environment (issue 34)
         _clean(res.output)
         assert "corrupt" in res.output and "move it aside" in res.output, res.output
     res = runner.invoke(app, ["doctor", "--json"])
