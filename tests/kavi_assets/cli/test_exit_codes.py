@@ -58,7 +58,7 @@ def test_a_corrupt_ledger_is_the_environment_exit_3(
 @pytest.mark.parametrize("command", sorted([*READING_THE_LEDGER, "propose", "doctor", "demo", "serve", "tail",
                                             "session", "replay", "ceremony", "attest", "policy", "schema", "check"]))
 def test_a_bad_option_is_a_usage_error_exit_2(command: str, kavi_home: KaviHome) -> None:
-    args = READING_THE_LEDGER.get(command, [command])[:1] + ["--no-such-option"]
+    args = [*READING_THE_LEDGER.get(command, [command])[:1], "--no-such-option"]
     res = runner.invoke(app, args)
     assert res.exit_code == 2, (command, res.output)
 
