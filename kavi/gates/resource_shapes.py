@@ -276,9 +276,12 @@ def resource_probes(proposal: Proposal, source: str) -> list[dict[str, Any]]:
         else:
             continue
         fields += 1
+        # A bound the proposal declares (max_size, which the runtime enforces) is the largest a caller may send.
+        declared = spec.max_size is not None and spec.max_size < bound
         for shape in shapes:
-            probes.append({"field": spec.name, "shape": shape, "bound": bound, "unit": unit,
-                           "base": dict(ex.input), **_fixtures(ex)})
+            probes.append({"field": spec.name, "shape": shape, "bound": spec.max_size if declared else bound,
+                           "unit": unit, "base": dict(ex.input), **_fixtures(ex), **({"declared": True}
+                                                                                      if declared else {})})
     return probes
 
 

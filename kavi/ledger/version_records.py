@@ -1,5 +1,6 @@
 """Trusted versions: which promoted versions are served, their statuses and revocations."""
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,6 +25,7 @@ class TrustedRecord:
     spec_revision: int | None = None
     promotion_seq: int = 0
     timeout_s: float | None = None  # the deadline its proposal asked for (None: the runtime's default)
+    input_bounds: tuple[tuple[str, int], ...] = ()  # its proposal's inputs' max_size, (field, bound)
 
     @property
     def ref(self) -> str:
@@ -76,7 +78,8 @@ class VersionRecords(RecordsBase):
                                      AS VARCHAR[]), []),
                        p.build_id, p.source_sha256, p.test_sha256, p.skill_path, p.approved_by,
                        epoch_us(p.created_at), p.version, p.spec_revision, p.seq,
-                       TRY_CAST(json_extract(coalesce(r.spec_json, pr.spec_json), '$.timeout_s') AS DOUBLE)
+                       TRY_CAST(json_extract(coalesce(r.spec_json, pr.spec_json), '$.timeout_s') AS DOUBLE),
+                       CAST(json_extract(coalesce(r.spec_json, pr.spec_json), '$.inputs') AS VARCHAR)
                 FROM promotions p
                 JOIN proposals pr ON pr.name = p.proposal_name
                 LEFT JOIN proposal_revisions r ON r.name = p.proposal_name AND r.revision = p.spec_revision
@@ -90,7 +93,7 @@ class VersionRecords(RecordsBase):
         # per trusted skill made every promotion pay for the size of the registry).
         classes = {c.value: c for c in SideEffectClass}
         return [TrustedRecord(r[0], classes[r[1]], tuple(r[2]), r[3], r[4], r[5], r[6], r[7], _utc(r[8]) or _EPOCH,
-                              int(r[9]), r[10], int(r[11]), r[12]) for r in rows]
+                              int(r[9]), r[10], int(r[11]), r[12], _bounds(r[13])) for r in rows]
 
     def trusted(self, name: str | None = None) -> list[TrustedRecord]:
         """The latest trusted version of every skill (or of NAME only): what `kavi run NAME` runs."""
@@ -132,3 +135,12 @@ class VersionRecords(RecordsBase):
         with self.ledger.connect() as con:
             rows = con.execute("SELECT DISTINCT skill_path FROM promotions").fetchall()
         return {str(r[0]) for r in rows}
+
+
+def _bounds(inputs_json: str | None) -> tuple[tuple[str, int], ...]:
+    """The (field, max_size) pairs of a recorded spec's inputs (those that declare one)."""
+    if not inputs_json or "max_size" not in inputs_json:
+        return ()
+    fields = json.loads(inputs_json)
+    return tuple((str(f["name"]), int(f["max_size"])) for f in fields
+                 if isinstance(f, dict) and isinstance(f.get("max_size"), int))

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from kavi.proposals.bounds import (
+    MAX_RUN_INPUT_BYTES,
     PROPOSAL_BOUNDS,
     BoundsError,
     check_regular_file,
@@ -81,6 +82,23 @@ class FieldSpec(BaseModel):
                                   "optionally '| None'")
     description: str = Field(default="", max_length=MAX_FIELD_DESCRIPTION_CHARS)
     required: bool = True
+    # The largest value a caller may send in this input field: characters of a str, items of a list. The runtime
+    # refuses a larger one, and the resource gate times the skill up to it (not up to the runtime's own bound on a
+    # call's input), judging the time there. Absent from the spec's JSON when not given.
+    max_size: int | None = Field(default=None, ge=1, le=MAX_RUN_INPUT_BYTES)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_bound(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("max_size") is None:
+            data.pop("max_size", None)
+        return data
+
+    @property
+    def sized(self) -> str | None:
+        """What max_size counts for this field's type: "characters", "items", or None (a type without a size)."""
+        base = self.type.split("|")[0].strip()
+        return "characters" if base == "str" else "items" if base.startswith("list[") else None
 
     @field_validator("name")
     @classmethod
@@ -198,6 +216,15 @@ class Proposal(BaseModel):
             raise ValueError("a SECRET_READ proposal must list its required_secrets")
         in_names = {f.name for f in self.inputs}
         required_in = {f.name for f in self.inputs if f.required and not f.type.endswith("| None")}
+        for f in self.outputs:
+            if f.max_size is not None:
+                raise ValueError(f"outputs field {f.name!r}: max_size bounds what a caller sends, so only inputs "
+                                 "have one")
+        for f in self.inputs:
+            if f.max_size is not None and f.sized is None:
+                raise ValueError(f"inputs field {f.name!r}: max_size counts the characters of a str or the items of "
+                                 f"a list, not a {f.type}")
+        bounds = {f.name: f.max_size for f in self.inputs if f.max_size is not None}
         out_names = {f.name for f in self.outputs}
         for label, exs in (("examples", self.examples), ("holdout_examples", self.holdout_examples)):
             for i, ex in enumerate(exs):
@@ -212,6 +239,12 @@ class Proposal(BaseModel):
                     raise ValueError(
                         f"{label}[{i}].expected has unknown fields: {_names(unknown_out)}"
                     )
+                for field_name, bound in bounds.items():
+                    value = ex.input.get(field_name)
+                    if isinstance(value, str | list) and len(value) > bound:
+                        raise ValueError(f"{label}[{i}].input.{field_name} has {len(value)} "
+                                         f"{'characters' if isinstance(value, str) else 'items'}, over its "
+                                         f"max_size of {bound}")
                 undeclared = set(ex.secrets) - set(self.required_secrets)
                 if undeclared:
                     raise ValueError(f"{label}[{i}] uses undeclared secrets: {_names(undeclared)}")
@@ -225,6 +258,11 @@ class Proposal(BaseModel):
     @property
     def class_name(self) -> str:
         return "".join(part.capitalize() for part in self.name.split("_"))
+
+    @property
+    def input_bounds(self) -> dict[str, int]:
+        """The inputs' declared max_size, by field name (only those that declare one)."""
+        return {f.name: f.max_size for f in self.inputs if f.max_size is not None}
 
     def builder_view(self) -> dict[str, Any]:
         """The spec as the builder may see it: everything but the holdout examples."""

@@ -170,6 +170,12 @@ class SkillRunner:
         why_not = admit(skill) if admit is not None else None
         if why_not is not None:
             raise self._refuse(ctx, ClassNotAllowed(why_not), Refusal.CLASS_NOT_ALLOWED)
+        over = over_bound(skill, input_data)
+        if over is not None:
+            # A value over its field's declared max_size: refused like any input the schema does not accept, and
+            # before any worker sees it (the resource gate judged the skill up to that size, no further).
+            self._start(ctx)
+            return self._finish(ctx, output=None, error=f"InputValidationError: {over}", refusal=Refusal.SCHEMA)
         if str(skill.path).endswith(COMPOSITION_SUFFIX):
             self._start(ctx)
             return self._run_composition(ctx, skill, input_data, confirmed=confirmed)
@@ -380,6 +386,32 @@ class SkillRunner:
         return record
 
 
+def with_bounds(schema: Any, skill: TrustedSkill) -> Any:
+    """The skill's input schema with its declared bounds (maxLength of a string field, maxItems of a list field),
+    so an agent reading the tool list knows them before the runtime refuses a larger value."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not skill.input_bounds or not isinstance(properties, dict):
+        return schema
+    bounded = {**properties}
+    for field_name, bound in skill.input_bounds:
+        prop = bounded.get(field_name)
+        if isinstance(prop, dict):
+            key = "maxItems" if prop.get("type") == "array" else "maxLength"
+            bounded[field_name] = {**prop, key: bound}
+    return {**schema, "properties": bounded}
+
+
+def over_bound(skill: TrustedSkill, input_data: Mapping[str, Any]) -> str | None:
+    """Why `input_data` is over one of the skill's declared input bounds (its proposal's max_size), or None."""
+    for field_name, bound in skill.input_bounds:
+        value = input_data.get(field_name)
+        if isinstance(value, str | list) and len(value) > bound:
+            unit = "characters" if isinstance(value, str) else "items"
+            return (f"input field {field_name!r} has {len(value)} {unit}, over its bound of {bound} (the "
+                    f"proposal's max_size for {skill.name})")
+    return None
+
+
 @dataclass(frozen=True)
 class SkillInfo:
     """What `kavi skills` shows about one trusted skill; `error` is set when it could not be loaded."""
@@ -433,7 +465,7 @@ def list_skills(trusted: Iterable[TrustedSkill], *, loader: TrustLoader | None =
             source_hash=skill.sha256, version=skill.version, versions=known.get(skill.name, ()),
             class_name=None if failed else str(described["class"]),
             description=None if failed else str(described["description"]),
-            input_schema=skill.input_schema if failed else described["input_schema"],
+            input_schema=skill.input_schema if failed else with_bounds(described["input_schema"], skill),
             output_schema=None if failed else described["output_schema"],
             error=str(described["error"]) if failed else None)
     return [infos[name] for name in sorted(infos)]

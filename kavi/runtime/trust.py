@@ -52,6 +52,7 @@ class TrustedSkill:
     input_schema: dict[str, Any] | None = None
     version: int | None = None  # the trusted version (None: a record that predates versions, or a test's)
     timeout_s: float | None = None  # the deadline its proposal asked for (None: the runtime's default)
+    input_bounds: tuple[tuple[str, int], ...] = ()  # its proposal's inputs' max_size: (field, bound)
 
     @property
     def ref(self) -> str:

@@ -45,7 +45,7 @@ class TrustedVersions:
                 builds.append(t.build_id)
                 self.by_name.setdefault(t.name, {})[t.version] = TrustedSkill(
                     t.name, h.root / t.skill_path, t.source_sha256, t.side_effect_class, t.required_secrets,
-                    version=t.version, timeout_s=t.timeout_s)
+                    version=t.version, timeout_s=t.timeout_s, input_bounds=t.input_bounds)
             # SUSPECT versions the setting keeps from running: name -> {version: reason}
             self.suspect: dict[str, dict[int, str]] = refused_suspects(self.records)
             stale_verdicts_note(h, self.records, builds)

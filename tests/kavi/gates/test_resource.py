@@ -269,3 +269,50 @@ def test_a_steep_step_that_costs_nothing_at_the_bound_passes() -> None:
     times = {64: 0.00002, 4096: 0.00004, 65536: 0.0002, 262144: 0.0008, 1_000_000: 0.0078}
     assert (fit_growth(list(times.items())) or 0) > MAX_GROWTH
     assert resource_gate([PROBE], ResourceConfig(), _lines(times), ended=True).ok
+
+
+# -- a bound the proposal declares (max_size): issue 28 item 6, honest super-linear code --------------------------
+
+
+def _bounded(spec: dict[str, Any], field: str, bound: int) -> Proposal:
+    inputs = [{**f, "max_size": bound} if f["name"] == field else f for f in spec["inputs"]]
+    return parse_proposal({**spec, "inputs": inputs})
+
+
+def test_a_declared_max_size_bounds_the_probes_and_only_the_time_there_is_judged(tmp_path: Path) -> None:
+    # The same honest insertion sort that fails at the runtime's bound (100,000 items) passes when the proposal
+    # says a caller sends at most 2,000: it is quadratic, and fast at that size.
+    gate = _gates(tmp_path, _bounded(SORT_SPEC, "numbers", 2000), _sort_skill(INSERTION_SORT),
+                  SORT_TESTS)[GATE_RESOURCE]
+    assert gate.verdict is Verdict.PASSED, (gate.reason, gate.details["shapes"])
+    assert {s["bound"] for s in gate.details["shapes"]} == {2000}
+    assert max(max(s["sizes"]) for s in gate.details["shapes"]) <= 2000
+
+
+def test_a_declared_max_size_still_fails_a_skill_past_the_deadline_there() -> None:
+    probe = {"field": "numbers", "shape": {"label": "counting down"}, "bound": 100_000, "unit": "items",
+             "declared": True}
+    # Quadratic: 0.5 s at 10,000 items is about 50 s at the declared 100,000, past the 10 s deadline.
+    lines = [{"probe": 0, "size": n, "s": 0.5 * (n / 10_000) ** 2, "outcome": "ok"} for n in (2500, 5000, 10_000)]
+    gate = resource_gate([probe], ResourceConfig(deadline_s=10.0), lines, ended=True)
+    assert gate.verdict is Verdict.FAILED
+    assert "at its declared max_size of 100,000 items" in gate.reason and "past the 10 s deadline" in gate.reason
+    # The same growth under a declared bound where it stays fast passes: the growth alone is not judged.
+    small = {**probe, "bound": 12_000}
+    assert resource_gate([small], ResourceConfig(deadline_s=10.0), lines, ended=True).verdict is Verdict.PASSED
+    undeclared = {k: v for k, v in small.items() if k != "declared"}
+    assert resource_gate([undeclared], ResourceConfig(deadline_s=10.0), lines, ended=True).verdict is Verdict.FAILED
+
+
+def test_max_size_is_checked_when_the_proposal_is_read() -> None:
+    with pytest.raises(ValueError, match="only inputs have one"):
+        parse_proposal({**SORT_SPEC, "outputs": [{"name": "numbers", "type": "list[int]", "max_size": 5}]})
+    with pytest.raises(ValueError, match="not a int"):
+        parse_proposal({**SORT_SPEC, "inputs": [{"name": "numbers", "type": "int", "max_size": 5}],
+                        "examples": [{"input": {"numbers": 1}, "expected": {"numbers": []}}],
+                        "holdout_examples": []})
+    with pytest.raises(ValueError, match=r"input.numbers has 3 items, over its max_size of 2"):
+        _bounded(SORT_SPEC, "numbers", 2)
+    # Absent, it is absent from the spec's JSON: fingerprints of proposals without it are unchanged.
+    assert "max_size" not in parse_proposal(SORT_SPEC).canonical_json()
+    assert '"max_size":2000' in _bounded(SORT_SPEC, "numbers", 2000).canonical_json()
