@@ -18,10 +18,10 @@ from tests.factories import WORD_COUNT_V2, trust_example, trust_version, word_co
 runner = CliRunner()
 
 
-def _refused(home: KaviHome, args: list[str], needle: str) -> str:
+def _refused(home: KaviHome, args: list[str], needle: str, status: int = 2) -> str:
     res = runner.invoke(app, args)
     out = res.output.strip()
-    assert res.exit_code == 2, out[-2000:]
+    assert res.exit_code == status, out[-2000:]
     assert "Traceback" not in out and str(home.root) not in out, out
     assert needle in out, out
     return out
@@ -84,7 +84,8 @@ def test_unwritable_log_runs_nothing(kavi_home: KaviHome) -> None:
     trust_example(kavi_home, "write_note")
     kavi_home.executions_log.mkdir()
     out = _refused(kavi_home, ["run", "write_note", "--yes", "--json", '{"path": "n.md", "content": "x"}'],
-                   "the execution log (executions.jsonl) could not be written")
+                   "the execution log (executions.jsonl) could not be written",
+                   status=3)  # the home's own file: the environment (issue 34), not the person's usage
     assert len(out.splitlines()) == 1
     assert _files(kavi_home) == []
 
