@@ -75,7 +75,34 @@ def pids_cgroup_available() -> bool:
         return False
     with contextlib.suppress(OSError):
         probe.rmdir()
+    sweep_leaked_cgroups()  # once per process, before its first job
     return True
+
+
+# A job's cgroup is joined within milliseconds of being made; one still empty after this long was left by a process
+# killed outright (its own removal never ran).
+LEAKED_AFTER_S = 300.0
+
+
+def sweep_leaked_cgroups(min_age_s: float = LEAKED_AFTER_S) -> int:
+    """Remove the kavi-* cgroups no process is in that were made more than `min_age_s` ago (left by a process killed
+    before it removed them); the kernel refuses to remove one a process is still in. Returns how many went."""
+    removed = 0
+    now = time.time()
+    for root in (PIDS_CGROUP_ROOT, MEMORY_CGROUP_ROOT):
+        try:
+            entries = [e for e in root.iterdir() if e.name.startswith("kavi-") and e.is_dir()]
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime < min_age_s or (entry / "cgroup.procs").read_text().strip():
+                    continue
+                entry.rmdir()
+                removed += 1
+            except OSError:
+                continue
+    return removed
 
 
 def scrubbed_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
