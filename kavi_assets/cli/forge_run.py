@@ -1,5 +1,6 @@
 """One forge attempt of a proposal through Dagster, and what it came to, read from the ledger."""
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,20 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
             run = run_job("forge", name, tags=tags, resources=resources, home=h)
         except DiskFullDuringRun as full:
             raise _cut_short(h, records, name, full) from None
+        if run.errors and _disk_full(run.errors):
+            # A step met a full disk and the run ended: close what it left open now, not at the next command.
+            from kavi.forge.recovery import close_cut_short
+
+            h.release_reserve()
+            with contextlib.suppress(Exception):
+                close_cut_short(h, records, name, run.run_id, "the disk is full")
     return forge_outcome(h, records, name, run)
+
+
+def _disk_full(errors: list[str]) -> bool:
+    from kavi.infrastructure import is_disk_full
+
+    return any(is_disk_full(e) for e in errors)
 
 
 def _cut_short(h: KaviHome, records: Any, name: str, full: Any) -> Exception:

@@ -61,6 +61,14 @@ def research_details(records: Any, home: KaviHome, name: str, build: Any) -> dic
 
 def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: Console) -> int:
     """The outcome of one attempt as a person reads it; returns the exit status (see EXIT_STATUS_HELP)."""
+    from kavi.infrastructure import DISK_FULL_FIX, is_disk_full
+
+    if any(is_disk_full(str(e)) for e in out["errors"]):
+        # A step met a full disk: the environment, said once in the words every door uses (the attempt it left
+        # open was closed by forge_once).
+        err.print(f"[red]error:[/] the disk is full: {escape(DISK_FULL_FIX)} (run {str(out['run_id'])[:8]}; not the "
+                  "model's failure)", highlight=False, soft_wrap=True)
+        return EXIT_ENVIRONMENT
     for e in out["errors"]:
         err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     if out["errors"]:
@@ -73,8 +81,6 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
         console.print(f"  {name}@{out['trusted_version']} is the trusted version `kavi run {name}` runs",
                       highlight=False, soft_wrap=True)
     if out["infrastructure"]:
-        from kavi.infrastructure import DISK_FULL_FIX, is_disk_full
-
         if is_disk_full(str(out["infrastructure"])):  # one wording for a full disk, whichever writer met it
             err.print(f"[red]error:[/] the disk is full: {escape(DISK_FULL_FIX)}. Not the model's failure: attempt "
                       f"{out['attempt']} is closed as INFRASTRUCTURE and nothing was charged to "

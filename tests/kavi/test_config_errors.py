@@ -134,6 +134,11 @@ def test_full_disk_in_a_step_is_one_clear_line(
     assert res.exit_code == 3, res.output
     _clean(res.output)
     assert "disk is full" in res.output and "free space" in res.output
+    from kavi.forge.recovery import open_attempts
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+
+    assert open_attempts(ForgeRecords(Ledger(kavi_home.ledger_path))) == []  # nothing left for a sweep
 
 
 def test_full_disk_outside_a_run_is_one_clear_line(
