@@ -9,10 +9,9 @@ from kavi.settings import DEFAULT_HOME, KaviSettings, read_setting
 
 __all__ = ["DEFAULT_HOME", "HomePathError", "KaviHome"]
 
-# The room the forge sets aside in the home (KaviHome.keep_reserve) and gives back on the first full-disk error, so
-# the attempt can still be closed and recorded as INFRASTRUCTURE, and the run's end written.
-# Two blocks: the forge's core gives one back at its first ENOSPC (to record the attempt as INFRASTRUCTURE), the
-# CLI the other if Dagster's storage then fails too (to mark the run failed).
+# The room the forge sets aside in the home (KaviHome.keep_reserve), in two blocks: the forge's core gives one back at
+# its first ENOSPC (to record the attempt as INFRASTRUCTURE), the CLI the other if Dagster's storage then fails too
+# (to mark the run failed); a call's record uses one when it cannot be written otherwise.
 RESERVES = 2
 
 

@@ -163,3 +163,18 @@ def closed_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+def retry_sensor_tick(home: KaviHome, **gates: Any) -> Any:
+    """One evaluation of the retry sensor on `home`, with the gate resource's fields `gates` (its backoffs)."""
+    import dagster as dg
+
+    from resources.gates import GateRunnerResource
+    from resources.home import SkillsHomeResource
+    from sensors.retry import retry_failed_attempts
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        ctx = dg.build_sensor_context(
+            instance=instance, resources={"home": SkillsHomeResource(root=str(home.root)),
+                                          "gates": GateRunnerResource(**gates)})
+        return retry_failed_attempts(ctx)

@@ -72,6 +72,14 @@ def _reserved_names() -> frozenset[str]:
     return frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names) | {"kavi", "kavi_assets", "skills"}
 
 
+def _without_absent(data: dict[str, Any], field: str) -> dict[str, Any]:
+    """A model's data without an optional field that was not given: specs written before the field existed read, and
+    hash, as they always did."""
+    if data.get(field) is None:
+        data.pop(field, None)
+    return data
+
+
 class FieldSpec(BaseModel):
     """One input or output field of a skill."""
 
@@ -89,10 +97,7 @@ class FieldSpec(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_absent_bound(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("max_size") is None:
-            data.pop("max_size", None)
-        return data
+        return _without_absent(handler(self), "max_size")
 
     @property
     def sized(self) -> str | None:
@@ -174,10 +179,7 @@ class Proposal(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_absent_timeout(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("timeout_s") is None:
-            data.pop("timeout_s", None)
-        return data
+        return _without_absent(handler(self), "timeout_s")
 
     @field_validator("name")
     @classmethod

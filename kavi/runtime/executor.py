@@ -374,16 +374,18 @@ class SkillRunner:
         )
         try:
             self.log.append(record)
-        except ExecutionLogError as first:
-            # The call has run: its outcome is the caller's whatever the log says. Give back the room set aside
-            # and write the record once more; if that fails too, the record says why it is not in the log.
-            if not self.home.release_reserve():
-                return record.model_copy(update={"log_error": str(first)})
+            return record
+        except ExecutionLogError as err:
+            failed = err
+        # The call has run: its outcome is the caller's whatever the log says. Give back the room set aside and write
+        # the record once more; if that fails too, the record says why it is not in the log.
+        if self.home.release_reserve():
             try:
                 self.log.append(record)
-            except ExecutionLogError as again:
-                return record.model_copy(update={"log_error": str(again)})
-        return record
+                return record
+            except ExecutionLogError as err:
+                failed = err
+        return record.model_copy(update={"log_error": str(failed)})
 
 
 def with_bounds(schema: Any, skill: TrustedSkill) -> Any:

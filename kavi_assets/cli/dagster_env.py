@@ -241,18 +241,18 @@ def run_job(
 
         if not is_disk_full(err, _storage_paths(home)):
             raise
-        raise DiskFullDuringRun(run_id, partition_key) from err
+        raise DiskFullDuringRun(run_id) from err
     failed, errors = step_failures(result.all_events)
     return RunOutcome(result.run_id, result.success, failed, errors)
 
 
 class DiskFullDuringRun(Exception):
-    """Dagster's own storage met a full disk while it ran `run_id` (the run may be left STARTED: see close_run)."""
+    """Dagster's own storage met a full disk while it ran `run_id` (the run may be left STARTED: see
+    close_run_failed)."""
 
-    def __init__(self, run_id: str, partition_key: str | None) -> None:
+    def __init__(self, run_id: str) -> None:
         super().__init__(f"the disk filled up during run {run_id}")
         self.run_id = run_id
-        self.partition_key = partition_key
 
 
 def _storage_paths(home: KaviHome | None) -> list[Path]:

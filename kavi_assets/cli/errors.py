@@ -73,10 +73,7 @@ def is_environment(err: BaseException) -> bool:
     return isinstance(err, LedgerCorruptError | LedgerLockedError | LedgerSchemaError | LakeUnavailableError)
 
 
-DISK_FIX = DISK_FULL_FIX  # one wording for every door
 _FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"No space left on device|\[Errno 28\]|Disk quota exceeded|\[Errno 122\]"),
-     "the disk is full: " + DISK_FIX),
     (re.compile(r"File too large|\[Errno 27\]"),
      "a file-size limit stopped a write: raise the limit (ulimit -f) or free space, then run the command again"),
     (re.compile(r"Read-only file system|\[Errno 30\]"),
@@ -86,6 +83,10 @@ _FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def fix_for(text: str) -> str | None:
     """What to do about an environmental failure named in `text` (a full disk, a file-size limit...), or None."""
+    from kavi.infrastructure import is_disk_full
+
+    if is_disk_full(text):  # one recogniser of a full disk for every door, in any library's wording
+        return f"the disk is full: {DISK_FULL_FIX}"
     for pattern, fix in _FIXES:
         if pattern.search(text):
             return fix
@@ -102,7 +103,7 @@ def _environment_message(err: BaseException) -> str | None:
 
     homes = [Path(p) for p in (read_setting("home"), read_setting("dagster_home")) if p]
     if is_disk_full(err, homes):  # in any library's wording: the OS's, DuckDB's, SQLite's (Dagster's storage)
-        return f"the disk is full: {DISK_FIX}"
+        return f"the disk is full: {DISK_FULL_FIX}"
     import duckdb
 
     if not isinstance(err, OSError | duckdb.Error):

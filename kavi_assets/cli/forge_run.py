@@ -1,6 +1,5 @@
 """One forge attempt of a proposal through Dagster, and what it came to, read from the ledger."""
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,11 +63,7 @@ def forge_once(h: KaviHome, name: str, *, tags: dict[str, str] | None = None,
             raise _cut_short(h, records, name, full) from None
         if run.errors and _disk_full(run.errors):
             # A step met a full disk and the run ended: close what it left open now, not at the next command.
-            from kavi.forge.recovery import close_cut_short
-
-            h.release_reserve()
-            with contextlib.suppress(Exception):
-                close_cut_short(h, records, name, run.run_id, "the disk is full")
+            _close_after_full_disk(h, records, name, run.run_id)
     return forge_outcome(h, records, name, run)
 
 
@@ -78,23 +73,30 @@ def _disk_full(errors: list[str]) -> bool:
     return any(is_disk_full(e) for e in errors)
 
 
-def _cut_short(h: KaviHome, records: Any, name: str, full: Any) -> Exception:
-    """Dagster's storage met a full disk mid-run: give back the room set aside, close what the run left open (its
-    attempt as INFRASTRUCTURE, the run as failed) so no sweep is needed, and say it in one line."""
+def _close_after_full_disk(h: KaviHome, records: Any, name: str, run_id: str) -> str:
+    """Give back the room set aside and close the attempt `run_id` left open (as INFRASTRUCTURE), so no sweep is
+    needed; returns what became of the attempt, in a few words ("" when the run left none)."""
     from kavi.forge.recovery import close_cut_short
+
+    h.release_reserve()
+    try:
+        close_cut_short(h, records, name, run_id, "the disk is full")
+        build = _build_of_run(records, name, run_id)
+    except Exception as err:  # the ledger is on the full disk too: the next command's sweep closes the attempt
+        return f"its attempt is still open ({type(err).__name__}); the next kavi forge closes it"
+    if build is None:
+        return ""
+    return f"attempt {build.attempt_number} closed as {build.failure_kind or build.status}, not charged to the model"
+
+
+def _cut_short(h: KaviHome, records: Any, name: str, full: Any) -> Exception:
+    """Dagster's storage met a full disk mid-run: close what the run left open (its attempt, and the run as failed)
+    and say it in one line."""
     from kavi.infrastructure import DISK_FULL_FIX, EnvironmentFailure
     from kavi_assets.cli.dagster_env import close_run_failed
 
-    h.release_reserve()
-    said: list[str] = []
-    try:
-        close_cut_short(h, records, name, full.run_id, "the disk is full")
-        build = _build_of_run(records, name, full.run_id)
-        if build is not None:
-            said.append(f"attempt {build.attempt_number} closed as {build.failure_kind or build.status}, not "
-                        "charged to the model")
-    except Exception as err:  # the ledger is on the full disk too: the next command's sweep closes the attempt
-        said.append(f"its attempt is still open ({type(err).__name__}); the next kavi forge closes it")
+    attempt = _close_after_full_disk(h, records, name, full.run_id)
+    said = [attempt] if attempt else []
     said.append(f"run {full.run_id[:8]} " + ("marked failed" if close_run_failed(full.run_id) else
                                              "left STARTED (kavi doctor --fix marks it failed)"))
     return EnvironmentFailure(f"the disk is full: {DISK_FULL_FIX} ({'; '.join(said)})")

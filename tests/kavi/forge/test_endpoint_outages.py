@@ -14,14 +14,10 @@ import pytest
 from kavi.forge.context import ForgeContext
 from kavi.forge.promote import approve, promote
 from kavi.forge.research import record_success
-from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus
 from kavi.llm.client import ENDPOINT_KINDS, LLMError, LLMErrorKind
 from kavi.research import classifier
 from kavi.routing.posteriors import Outcome, compute_posteriors
-from resources.gates import GateRunnerResource
-from resources.home import SkillsHomeResource
-from sensors.retry import retry_failed_attempts
 from tests.stub_model import (
     DROP,
     MODEL,
@@ -33,6 +29,7 @@ from tests.stub_model import (
     completion,
     error_reply,
     files_answer,
+    retry_sensor_tick,
     stub_client,
 )
 
@@ -147,24 +144,16 @@ def test_a_model_failure_streak_is_not_broken_or_extended_by_an_outage(
     assert kinds[3] == (FailureKind.LLM_BAD_OUTPUT, True)
 
 
-def _evaluate(home: KaviHome, **gates: Any) -> Any:
-    with dg.DagsterInstance.ephemeral() as instance:
-        ctx = dg.build_sensor_context(
-            instance=instance, resources={"home": SkillsHomeResource(root=str(home.root)),
-                                          "gates": GateRunnerResource(**gates)})
-        return retry_failed_attempts(ctx)
-
-
 def test_the_retry_sensor_waits_the_endpoints_own_backoff(
     stub_ctx: ForgeContext, stub_endpoint: StubEndpoint,
 ) -> None:
     stub_ctx.llm_factory = _fast(stub_endpoint)
     stub_endpoint.script(error_reply(502, "bad gateway"))
     attempt(stub_ctx)
-    held = _evaluate(stub_ctx.home, retry_backoff_s=0.0, endpoint_backoff_s=600.0)
+    held = retry_sensor_tick(stub_ctx.home, retry_backoff_s=0.0, endpoint_backoff_s=600.0)
     assert isinstance(held, dg.SkipReason)
     assert "endpoint outage (not the model's; 1 of 6 in a row" in str(held.skip_message)
-    ready = _evaluate(stub_ctx.home, retry_backoff_s=600.0, endpoint_backoff_s=0.0)
+    ready = retry_sensor_tick(stub_ctx.home, retry_backoff_s=600.0, endpoint_backoff_s=0.0)
     assert isinstance(ready, dg.SensorResult)
     (req,) = ready.run_requests or []
     assert req.tags["kavi/reason"] == "ENDPOINT_UNAVAILABLE" and req.run_key == "retry:word_count:2"

@@ -27,15 +27,13 @@ from kavi.llm.prompts import PromptTooLarge
 from kavi.research.classifier import AttemptFailure, classify
 from kavi.sandbox.runner import SandboxResult
 from kavi.verdicts import GateResult
-from resources.gates import GateRunnerResource
-from resources.home import SkillsHomeResource
-from sensors.retry import retry_failed_attempts
 from tests.stub_model import (
     MODEL,
     WORD_COUNT_SOURCE,
     completion,
     error_reply,
     files_answer,
+    retry_sensor_tick,
     stub_client,
     stub_proposal,
 )
@@ -237,23 +235,15 @@ def pipeline_attempt(ctx: ForgeContext) -> tuple[Any, Any]:
 # -- the retry sensor ------------------------------------------------------------------------------
 
 
-def _evaluate(home: KaviHome, **gates: Any) -> Any:
-    with dg.DagsterInstance.ephemeral() as instance:
-        ctx = dg.build_sensor_context(
-            instance=instance, resources={"home": SkillsHomeResource(root=str(home.root)),
-                                          "gates": GateRunnerResource(**gates)})
-        return retry_failed_attempts(ctx)
-
-
 def test_retry_sensor_retries_infrastructure_after_its_own_backoff(
     stub_ctx: ForgeContext, stub_endpoint: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stub_endpoint.script(files_answer())
     _missing_ruff(monkeypatch)
     pipeline_attempt(stub_ctx)
-    held = _evaluate(stub_ctx.home, retry_backoff_s=0.0, infra_backoff_s=600.0)
+    held = retry_sensor_tick(stub_ctx.home, retry_backoff_s=0.0, infra_backoff_s=600.0)
     assert isinstance(held, dg.SkipReason) and "infrastructure" in str(held.skip_message)
-    ready = _evaluate(stub_ctx.home, retry_backoff_s=600.0, infra_backoff_s=0.0)
+    ready = retry_sensor_tick(stub_ctx.home, retry_backoff_s=600.0, infra_backoff_s=0.0)
     assert isinstance(ready, dg.SensorResult)
     (req,) = ready.run_requests or []
     assert req.tags["kavi/reason"] == "INFRASTRUCTURE" and req.run_key == "retry:word_count:2"
