@@ -3,6 +3,7 @@ is a configuration problem, said in one line at `kavi propose` and `kavi forge`,
 model failure for a person to review), never charged to the model and never retried in a loop."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,8 @@ def test_propose_and_forge_say_it_in_one_line(kavi_home: KaviHome, tmp_path: Pat
 
     res = runner.invoke(app, ["forge", "count_vowels"])
     assert res.exit_code == 2, res.output  # a configuration problem, like a bad KAVI_* setting
-    assert "Traceback" not in res.output and "503" not in res.output, res.output
+    # No 503 from the recorded model is shown (a run id such as 7c33f503 may hold the digits: word-bounded).
+    assert "Traceback" not in res.output and not re.search(r"\b503\b", res.output), res.output
     assert res.stdout.splitlines()[0].startswith("count_vowels: attempt 1 (recorded-coder-")
     assert "→ FAILED (LLM_NOT_CONFIGURED)" in res.stdout.splitlines()[0], res.stdout
     conf = [line for line in res.stderr.splitlines() if "KAVI_LLM_BASE_URL" in line]
