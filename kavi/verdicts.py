@@ -14,6 +14,8 @@ GATE_INVARIANTS = "invariants"
 GATE_ACCEPTANCE = "acceptance"
 GATE_DIFFERENTIAL = "differential"
 GATE_RESOURCE = "resource"
+# The mutation analysis of the evidence: fails only when the independent implementation sides with a mutant.
+GATE_ADEQUACY = "adequacy"
 # The coach: a second model's review after the deterministic gates passed; not run by run_gates.
 GATE_COACH = "coach"
 
@@ -28,6 +30,7 @@ DETERMINISTIC_GATES: tuple[str, ...] = (
     GATE_ACCEPTANCE,
     GATE_DIFFERENTIAL,
     GATE_RESOURCE,
+    GATE_ADEQUACY,
 )
 ALL_GATES: tuple[str, ...] = (*DETERMINISTIC_GATES, GATE_COACH)
 

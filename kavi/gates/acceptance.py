@@ -9,7 +9,6 @@ the holdouts only how many failed.
 
 import hashlib
 import json
-import math
 import secrets
 import sys
 import time
@@ -20,24 +19,12 @@ from typing import Any
 
 from kavi.build.sandbox_dir import write_files
 from kavi.gates.acceptance_runner import RESULT_PREFIX
+from kavi.gates.values import equal
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.sandbox.runner import Limits, read_job_file
 from kavi.sandbox.warm import run_warm
 from kavi.verdicts import GATE_ACCEPTANCE, GateResult
-
-
-def equal(a: Any, b: Any) -> bool:
-    """JSON values equal as the contract means it: bools are not numbers, numbers compare with a tolerance."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b if isinstance(a, bool) and isinstance(b, bool) else False
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-9)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
-    return bool(a == b)
 
 
 def _cases(proposal: Proposal) -> list[tuple[str, bool, dict[str, Any]]]:
@@ -101,11 +88,19 @@ class CaseRun:
     load_error: str = ""
     resource: list[dict[str, Any]] | None = None  # the resource probes' lines, when the job had probes
     resource_done: bool = False  # the runner said it finished them
+    adequacy: list[dict[str, Any]] | None = None  # one line per mutant tried, when the job had the analysis
+    adequacy_done: dict[str, Any] | None = None  # the runner's last line of it (how many tried, why it stopped)
 
     @property
     def resource_s(self) -> float:
         """CPU seconds the resource probes measured (part of `duration_s`)."""
         return sum(float(e.get("s") or 0.0) for e in self.resource or [])
+
+    @property
+    def adequacy_s(self) -> float:
+        """Seconds the mutation analysis took (part of `duration_s`)."""
+        spent = (self.adequacy_done or {}).get("s")
+        return float(spent) if isinstance(spent, int | float) else 0.0
 
     def complete_through(self, count: int) -> bool:
         return all(i in self.results for i in range(count))
@@ -117,7 +112,8 @@ class CaseRun:
 
 def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[dict[str, Any]], limits: Limits,
               after: Callable[[], object] | None = None, must_run: int | None = None,
-              budget_s: float | None = None, resource: dict[str, Any] | None = None) -> CaseRun:
+              budget_s: float | None = None, resource: dict[str, Any] | None = None,
+              adequacy: dict[str, Any] | None = None) -> CaseRun:
     """Run `cases` (each {"input", "vault_files", "http_responses", "secrets"}) against a pristine copy of
     `skill_bytes` in `work` (a fresh, empty directory), in a sandbox of its own, and read what came back.
 
@@ -134,6 +130,8 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
         job.update(must_run=len(cases) if must_run is None else must_run, budget_s=budget_s)
     if resource is not None:
         job["resource"] = resource
+    if adequacy is not None:
+        job["adequacy"] = adequacy
     started: list[float] = []
 
     def release() -> None:
@@ -149,7 +147,7 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
     duration = time.monotonic() - (started[0] if started else time.monotonic())
     details.update(isolation=res.isolation, returncode=res.returncode, sandbox_started=res.started)
     run = CaseRun({}, False, res.timed_out, None, details, duration, limits.wall_s,
-                  resource=[] if resource is not None else None)
+                  resource=[] if resource is not None else None, adequacy=[] if adequacy is not None else None)
     if _file_digest(skill_file) != digest:
         run.failure = "changed"
         return run
@@ -174,6 +172,10 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
             run.resource.append(payload["resource"])
         elif payload.get("resource_done") is True:
             run.resource_done = True
+        elif isinstance(payload.get("mutant"), dict) and run.adequacy is not None:
+            run.adequacy.append(payload["mutant"])
+        elif isinstance(payload.get("adequacy_done"), dict):
+            run.adequacy_done = payload["adequacy_done"]
         elif isinstance(payload.get("result"), dict):
             entry = payload["result"]
             key = entry.get("id")
@@ -186,8 +188,8 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
 
 def acceptance_run(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
                    after: Callable[[], object] | None = None, generated: list[dict[str, Any]] | None = None,
-                   budget_s: float | None = None, resource: dict[str, Any] | None = None
-                   ) -> tuple[GateResult, CaseRun]:
+                   budget_s: float | None = None, resource: dict[str, Any] | None = None,
+                   adequacy: dict[str, Any] | None = None) -> tuple[GateResult, CaseRun]:
     """The acceptance gate, and the run it judged: every example and holdout example, then (after them, under
     `budget_s`) each generated case twice in a row, then the resource probes, all in one sandbox. The verdict is
     about the examples and holdouts only; the generated cases' results (indices after them) are the differential
@@ -197,7 +199,7 @@ def acceptance_run(work: Path, proposal: Proposal, skill_bytes: bytes, limits: L
     for case in generated or []:
         job_cases += [case, case]
     run = run_cases(work, proposal, skill_bytes, job_cases, limits, after, must_run=len(cases),
-                    budget_s=budget_s if generated else None, resource=resource)
+                    budget_s=budget_s if generated else None, resource=resource, adequacy=adequacy)
     details = dict(run.details)
     if run.failure is None and not run.complete_through(len(cases)):
         # Results came, but not for every example: the run ended (timed out, died) before they were all judged.

@@ -86,14 +86,20 @@ def _read_skill(rel: str, sha256: str) -> bytes:
 
 
 def _load(job: dict[str, Any]) -> Any:
+    return _load_module(job)[0]
+
+
+def _load_module(job: dict[str, Any]) -> tuple[Any, Any, str]:
+    """(the skill class, its module, the source text the module was compiled from)."""
     from kavi.skills.loading import exec_skill_module, skill_classes
+    from kavi.skills.source import decode_source
 
     data = _read_skill(str(job["skill_file"]), str(job["sha256"]))
     module = exec_skill_module(str(job["skill_name"]), data, str(job["sha256"]))
     classes = skill_classes(module)
     if len(classes) != 1:
         raise TypeError(f"expected one BaseSkill subclass, found {len(classes)}")
-    return classes[0]
+    return classes[0], module, decode_source(data)
 
 
 def write_vault_files(vault_root: Path, files: dict[str, str]) -> None:
@@ -293,7 +299,7 @@ def main() -> None:
     # The nonce leaves the job before any skill code runs.
     line = result_channel(str(job.pop("nonce", "")))
     try:
-        cls = _load(job)
+        cls, module, source = _load_module(job)
         out = run_job(job, emit=lambda entry: line({"result": entry}), cls=cls)
         line({"done": len(out["results"])})
     except Exception as err:
@@ -305,6 +311,12 @@ def main() -> None:
         run_probes(resource, lambda probe, data: probe_call(cls, job, probe)(data),
                    lambda entry: line({"resource": entry}))
         line({"resource_done": True})
+    if isinstance(job.get("adequacy"), dict):
+        # Last: the mutants of the skill on the same cases (kavi.gates.adequacy judges what they did).
+        from kavi.gates.adequacy_runner import run_adequacy
+
+        results = {int(e["id"]): e for e in out["results"]}
+        run_adequacy(cls, module.__dict__, source, str(module.__file__), job, results, line)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kavi.gates.acceptance import CaseRun, equal, judge_examples
+from kavi.gates.acceptance import CaseRun, judge_examples
+from kavi.gates.values import equal
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.proposals.values import parse_type, primitive_matches

@@ -16,6 +16,7 @@ from typing import Any
 from kavi.build.allowlist import skill_path, test_path
 from kavi.build.sandbox_dir import write_files
 from kavi.gates.acceptance import CaseRun, acceptance_run, run_cases
+from kavi.gates.adequacy import AdequacyConfig, AdequacyPlan, adequacy_gate, plan_adequacy
 from kavi.gates.differential import (
     EvidenceConfig,
     IndependentEvidence,
@@ -37,6 +38,7 @@ from kavi.skills.source import source_problem
 from kavi.verdicts import (
     DETERMINISTIC_GATES,
     GATE_ACCEPTANCE,
+    GATE_ADEQUACY,
     GATE_DIFFERENTIAL,
     GATE_POLICY,
     GATE_RESOURCE,
@@ -53,6 +55,7 @@ class GateConfig:
     limits: Limits = field(default_factory=Limits)
     evidence: EvidenceConfig = field(default_factory=EvidenceConfig)
     resource: ResourceConfig = field(default_factory=ResourceConfig)
+    adequacy: AdequacyConfig = field(default_factory=AdequacyConfig)
     slots: int | None = None  # gate slots of this machine (kavi/sandbox/slots.py); None: KAVI_GATE_SLOTS
 
 
@@ -105,6 +108,7 @@ def _generate(proposal: Proposal, evidence: EvidenceConfig, seed: int) -> tuple[
 # and its verification takes them here instead of generating them again inside its gate slot: the same inputs, made
 # while the cores would otherwise wait with the build.
 _PREPARED_MAX = 4
+ADEQUACY_MARGIN_S = 1.0  # the sandbox's time beyond the analysis's budget (a call running past it is cut at its cap)
 _prepared_lock = threading.Lock()
 _prepared: dict[tuple[str, int, int], "Future[tuple[list[dict[str, Any]], str, float]]"] = {}
 
@@ -218,9 +222,13 @@ def _run_gates(
     # The resource probes run after the cases, in the same sandbox (no second interpreter to start).
     probes = resource_probes(proposal, source) if config.resource.enabled else []
     resource_job = config.resource.job_section(probes) if probes else None
-    # The generated inputs run after the examples, within their own budget, and the probes within theirs: the
-    # sandbox's limits grow by them.
-    extra = (budget or 0.0) + (config.resource.wall_margin_s if resource_job is not None else 0.0)
+    # The mutation analysis last, in the same sandbox again (kavi.gates.adequacy).
+    plan = plan_adequacy(proposal, source, generated, config.adequacy) if evidence.enabled else AdequacyPlan(
+        [], 0, [], None, evidence.skipped_reason or "the evidence does not run at this ceremony level")
+    # The generated inputs run after the examples, within their own budget, the probes and the analysis within
+    # theirs: the sandbox's limits grow by them.
+    extra = (budget or 0.0) + (config.resource.wall_margin_s if resource_job is not None else 0.0) + (
+        config.adequacy.budget_s + ADEQUACY_MARGIN_S if plan.section is not None else 0.0)
     run_limits = limits if not extra else dataclasses.replace(
         limits, wall_s=limits.wall_s + extra, cpu_s=limits.cpu_s + math.ceil(extra))
     pristine = {rel: bytes(data) for rel, data in files.items()}
@@ -242,7 +250,7 @@ def _run_gates(
         t_start = time.monotonic()
         try:
             return acceptance_run(accept_dir, proposal, skill_bytes, run_limits, tests_done.wait, generated, budget,
-                                  resource_job)
+                                  resource_job, plan.section)
         except Exception as err:  # like _guard, but the run is wanted too
             return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,
                               f"the gate itself failed: {type(err).__name__}: {err}", time.monotonic() - t_start), None
@@ -252,7 +260,8 @@ def _run_gates(
         indep_dir = _fresh(work_root / "independent")
         examples = [ex.model_dump(mode="json") for ex in (*proposal.examples, *proposal.holdout_examples)]
         try:
-            return run_cases(indep_dir, proposal, bytes(independent), examples + generated, run_limits,
+            # After the generated inputs, the adequacy probes: the independent answers a mutant's question first.
+            return run_cases(indep_dir, proposal, bytes(independent), examples + generated + plan.probes, run_limits,
                              must_run=len(examples), budget_s=budget)
         except Exception:  # a run the forge could not make is no evidence; the verdict says the comparison is off
             return None
@@ -283,9 +292,11 @@ def _run_gates(
     if independent is not None:
         indep = independent_evidence(proposal, bytes(independent), independent_label, indep_run, indep_refused)
     resource_s = accept_run.resource_s if accept_run is not None else 0.0
+    adequacy_s = accept_run.adequacy_s if accept_run is not None else 0.0
     differential = _guard(GATE_DIFFERENTIAL, lambda: differential_gate(
         proposal, evidence, generated, accept_run, indep, seed=seed, generation_note=generation_note,
-        duration_s=generation_s + (accept_run.duration_s - resource_s if accept_run is not None else 0.0)))
+        duration_s=generation_s + (accept_run.duration_s - resource_s - adequacy_s if accept_run is not None
+                                   else 0.0)))
     ran = accept_run is not None and accept_run.failure is None and accept_run.complete_through(
         len(proposal.examples) + len(proposal.holdout_examples))
     resource = _guard(GATE_RESOURCE, lambda: resource_gate(
@@ -304,6 +315,10 @@ def _run_gates(
         by_gate[gate] = GateResult(gate, Verdict.FAILED, "the skill file changed while this gate read it "
                                    "(its hash no longer matches the verified bytes)", r.duration_s, r.messages,
                                    r.details)
+    by_gate[GATE_ADEQUACY] = _guard(GATE_ADEQUACY, lambda: adequacy_gate(
+        proposal, config.adequacy, plan, accept_run.adequacy if accept_run is not None else None,
+        accept_run.adequacy_done if accept_run is not None else None, generated, indep,
+        others_passed=all(r.ok for r in by_gate.values()), duration_s=adequacy_s))
     results = [by_gate[g] for g in DETERMINISTIC_GATES]
     isolation = dict(pytest_result.details.get("isolation") or {})
     return VerificationOutcome(results, isolation, all(r.ok for r in results), time.monotonic() - t0)

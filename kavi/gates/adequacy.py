@@ -1,0 +1,323 @@
+"""The adequacy of the evidence: does it decide the skill's behaviour, or would a slightly different skill pass too?
+
+After the other gates, the candidate's mutants (kavi.gates.mutants) run in the acceptance sandbox on the examples,
+the holdouts, the generated inputs and the adequacy probes: inputs next to the shown examples that sit on the
+code's own constants, on a sibling value (equal arguments) or one step from either (kavi.gates.adequacy_runner).
+A mutant that passes everything the forge checks, yet answers differently from the candidate somewhere, is a
+question the evidence leaves open. The independent implementation answers first: on its side the mutant is killed,
+on the mutant's side the candidate is refuted (a counterexample, and the gate fails); only questions it cannot
+settle (it disagrees with both, or there is none) go to a person, each with the smallest input found and the two
+answers. The verdict's details are the verification report's `adequacy` section.
+"""
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kavi.gates.boundary import canonical
+from kavi.gates.differential import IndependentEvidence, _declared, _kept, _show
+from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
+from kavi.gates.values import equal
+from kavi.lifecycle import Verdict
+from kavi.proposals.model import Example, Proposal
+from kavi.verdicts import GATE_ADEQUACY, GateResult
+
+MAX_COUNTEREXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class AdequacyConfig:
+    """Bounds per attempt: the mutants tried, the questions kept, the probes made, the sandbox time spent."""
+
+    enabled: bool = True
+    skipped_reason: str = ""
+    max_mutants: int = 40
+    max_questions: int = 3
+    max_probes: int = 100
+    budget_s: float = 1.5
+    call_cap_s: float = 0.25
+
+
+@dataclass
+class AdequacyPlan:
+    """What one verification's analysis runs: the chosen mutants, the probes, and the sandbox job's section."""
+
+    mutants: list[Mutant]
+    planned: int
+    probes: list[dict[str, Any]]
+    section: dict[str, Any] | None
+    note: str = ""
+    by_index: dict[int, Mutant] = field(default_factory=dict)
+
+
+# --- probes: inputs next to the shown examples, on the code's constants and on sibling values ---
+
+
+def _leaf_variants(value: Any, ints: list[int], strs: list[str], siblings: list[Any]) -> list[Any]:
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        near = [s for s in siblings if type(s) is int and s != value]
+        out: list[Any] = [*near, *(c + d for c in ints for d in (0, -1, 1)), value - 1, value + 1, 0, 1, -1]
+        out += [s + d for s in near for d in (-1, 1)]
+        return out
+    if isinstance(value, float):
+        numbers: list[Any] = [float(s) for s in siblings
+                              if isinstance(s, int | float) and not isinstance(s, bool) and s != value]
+        return [*numbers, value - 1.0, value + 1.0, 0.0, *(float(c) for c in ints)]
+    if isinstance(value, str):
+        texts: list[Any] = [s for s in siblings if isinstance(s, str) and s != value]
+        out = [*texts, *strs, ""]
+        if value:
+            out += [value[:-1], value + value[-1], value[0], value[1:], value.upper(), value.lower(), value + " ",
+                    " " + value]
+        out += [value + c for c in strs[:4]] + [c + value for c in strs[:4]]
+        return out
+    if isinstance(value, list):
+        out = [[]]
+        if value:
+            out += [value[1:], value[:-1], [value[0], *value], [*value, value[-1]], value[::-1]]
+            with contextlib.suppress(TypeError):  # a list of mixed kinds has no order
+                out.append(sorted(value))
+            if len(value) >= 2:
+                out.append([value[1], value[0], *value[2:]])
+        return out
+    return []
+
+
+def _paths(value: Any, path: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[tuple[Any, ...], Any]]:
+    """(path, value) for every list and scalar inside `value`, outer ones first."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+    if isinstance(value, dict):
+        for key in list(value)[:12]:
+            found += _paths(value[key], (*path, key), depth + 1)
+    elif isinstance(value, list):
+        if path:
+            found.append((path, value))
+        if depth < 4:
+            for i, item in enumerate(value[:8]):
+                found += _paths(item, (*path, i), depth + 1)
+    elif value is not None:
+        found.append((path, value))
+    return found
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replaced(value[head], rest, new)}
+    copy = list(value)
+    copy[head] = _replaced(copy[head], rest, new)
+    return copy
+
+
+def _fixtures(ex: Example) -> dict[str, Any]:
+    dumped = ex.model_dump(mode="json")
+    return {"vault_files": dumped.get("vault_files") or {}, "http_responses": dumped.get("http_responses") or {},
+            "secrets": dumped.get("secrets") or {}}
+
+
+def probe_inputs(proposal: Proposal, source: str, taken: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` cases, each a shown example with one value changed: to a constant of the code (or one off),
+    to another value of the same example (equal arguments), one step away, or a list shortened, grown, reordered.
+    Never derived from a holdout; never an input an example, holdout or generated case already holds."""
+    if limit <= 0 or not proposal.examples:
+        return []
+    ints, strs = source_constants(source)
+    seen = {canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
+    seen |= {canonical(c.get("input")) for c in taken}
+    queues: list[tuple[dict[str, Any], dict[str, Any], tuple[Any, ...], list[Any]]] = []
+    for ex in proposal.examples:
+        paths = _paths(ex.input)
+        leaves = [v for _p, v in paths if not isinstance(v, list)]
+        for path, value in paths:
+            siblings = [v for v in leaves if v is not value]
+            queues.append((ex.input, _fixtures(ex), path, _leaf_variants(value, ints, strs, siblings)))
+    cases: list[dict[str, Any]] = []
+    step = 0
+    while len(cases) < limit and any(step < len(q[3]) for q in queues):
+        for base, fixtures, path, variants in queues:
+            if step >= len(variants) or len(cases) >= limit:
+                continue
+            candidate = _replaced(base, path, variants[step])
+            try:
+                key = canonical(candidate)
+                json.dumps(candidate, allow_nan=False)
+            except (TypeError, ValueError):
+                continue
+            if key in seen:
+                continue
+            seen.add(key)
+            cases.append({"input": candidate, **fixtures})
+        step += 1
+    return cases
+
+
+# --- the plan and the sandbox job's section ---
+
+
+def plan_adequacy(proposal: Proposal, source: str, generated: list[dict[str, Any]], config: AdequacyConfig
+                  ) -> AdequacyPlan:
+    """The mutants and probes of one verification, and the section of the acceptance job that runs them."""
+    if not config.enabled or config.max_mutants <= 0:
+        return AdequacyPlan([], 0, [], None, config.skipped_reason or "mutation analysis is off")
+    try:
+        planned = plan_mutants(source)
+    except (SyntaxError, ValueError, RecursionError) as err:
+        return AdequacyPlan([], 0, [], None, f"no mutant could be planned: {type(err).__name__}")
+    chosen = choose(planned, config.max_mutants)
+    if not chosen:
+        return AdequacyPlan([], 0, [], None, "the skill has no function a mutant could change")
+    probes = probe_inputs(proposal, source, generated, config.max_probes)
+    named = {k for ex in (*proposal.examples, *proposal.holdout_examples) for k in ex.expected}
+    section = {
+        "mutants": [m.index for m in chosen],
+        "pinned": [s.name for s in proposal.outputs if s.name in named] or [s.name for s in proposal.outputs],
+        "judged": len(proposal.examples) + len(proposal.holdout_examples),
+        "shown_expected": [ex.expected for ex in proposal.examples],
+        "probes": probes,
+        "budget_s": config.budget_s,
+        "call_cap_s": config.call_cap_s,
+    }
+    return AdequacyPlan(chosen, len(planned), probes, section, by_index={m.index: m for m in chosen})
+
+
+# --- the verdict ---
+
+
+def _independent_answer(indep: IndependentEvidence | None, key: str, generated: int) -> dict[str, Any] | None:
+    if indep is None or not indep.used:
+        return None
+    index = int(key[1:]) if key[:1] == "g" else generated + int(key[1:]) if key[:1] == "p" else -1
+    entry = indep.results.get(index)
+    return entry if isinstance(entry, dict) and entry.get("ran") else None
+
+
+def _same(proposal: Proposal, a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return equal(_declared(proposal, a), _declared(proposal, b))
+    return equal(a, b)
+
+
+def _case_input(key: str, generated: list[dict[str, Any]], probes: list[dict[str, Any]]) -> Any:
+    pool = generated if key[:1] == "g" else probes
+    index = int(key[1:])
+    return pool[index].get("input") if 0 <= index < len(pool) else None
+
+
+def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan, lines: list[dict[str, Any]] | None,
+                  done: dict[str, Any] | None, generated: list[dict[str, Any]], indep: IndependentEvidence | None,
+                  *, others_passed: bool, duration_s: float = 0.0) -> GateResult:
+    """The verdict on the analysis the acceptance sandbox reported (`lines`, one per mutant, and `done`)."""
+    details: dict[str, Any] = {"planned": plan.planned, "tried": 0, "killed": 0, "surviving": 0, "equivalent": 0,
+                               "not_finished": 0, "killed_by": {}, "questions": [], "questions_cut": 0,
+                               "settled_by_independent": 0, "probes": len(plan.probes), "survivors": []}
+    if plan.section is None:
+        return GateResult(GATE_ADEQUACY, Verdict.OMITTED, plan.note or "not run", 0.0, [], details)
+    if not others_passed:
+        return GateResult(GATE_ADEQUACY, Verdict.OMITTED, "not judged: the other gates did not all pass", duration_s,
+                          [], details)
+    if lines is None or done is None:
+        return GateResult(GATE_ADEQUACY, Verdict.OMITTED, "not judged: the sandboxed run ended before the analysis "
+                          "did", duration_s, [], details)
+    if done.get("skipped"):
+        return GateResult(GATE_ADEQUACY, Verdict.OMITTED, f"not run: {done['skipped']}", duration_s, [], details)
+    examples = len(proposal.examples)
+    killed_by: dict[str, int] = {}
+    questions: dict[str, dict[str, Any]] = {}
+    refuted: list[dict[str, Any]] = []
+    survivors: list[str] = []
+    for report in lines:
+        mutant = plan.by_index.get(report.get("mutant"))  # type: ignore[arg-type]
+        if mutant is None:
+            continue
+        status = report.get("status")
+        if status == "not_applicable":
+            continue
+        details["tried"] += 1
+        if status == "killed":
+            if report.get("by") == "case":
+                case = int(report.get("case") or 0)
+                how = "an example" if case < examples else "a holdout"
+            else:
+                how = "a generated input" if str(report.get("key", "")).startswith("g") else "a probe"
+            how += " (it failed)" if report.get("why") != "output" else ""
+            killed_by[how] = killed_by.get(how, 0) + 1
+            details["killed"] += 1
+            continue
+        if status == "equivalent":
+            details["equivalent"] += 1
+            continue
+        if status == "cut":
+            details["not_finished"] += 1
+            continue
+        if status != "distinguished":
+            continue
+        verdict = _settle(proposal, report, indep, generated, plan.probes)
+        if verdict == "candidate":
+            killed_by["the independent implementation"] = killed_by.get("the independent implementation", 0) + 1
+            details["killed"] += 1
+            details["settled_by_independent"] += 1
+            continue
+        if isinstance(verdict, dict):  # the independent sides with the mutant: the candidate is refuted
+            refuted.append({**verdict, "mutant": mutant.describe()})
+            details["killed"] += 1
+            continue
+        details["surviving"] += 1
+        survivors.append(mutant.describe())
+        shrunk = report.get("shrunk") or {}
+        first = (report.get("distinguishing") or [{}])[0]
+        question_input = shrunk.get("input", _case_input(str(first.get("key", "")), generated, plan.probes))
+        key = canonical(question_input)
+        q = questions.setdefault(key, {"input": question_input, "candidate": shrunk.get("candidate",
+                                                                                         first.get("candidate")),
+                                       "alternatives": [], "mutants": []})
+        alternative = shrunk.get("mutant", first.get("mutant"))
+        if not any(_same(proposal, alternative, a) for a in q["alternatives"]):
+            q["alternatives"].append(alternative)
+        q["mutants"].append(mutant.describe())
+    ranked = sorted(questions.values(), key=lambda q: (-len(q["mutants"]), len(canonical(q["input"]))))
+    kept = ranked[: max(0, config.max_questions)]
+    details.update(
+        killed_by=killed_by, survivors=survivors[:20], questions_cut=len(ranked) - len(kept),
+        questions=[{"number": i, "input": _kept(q["input"]), "candidate": _kept(q["candidate"]),
+                    "alternatives": [_kept(a) for a in q["alternatives"][:3]], "mutants": q["mutants"][:5]}
+                   for i, q in enumerate(kept, 1)],
+        cut=str(done.get("cut") or ""),
+    )
+    summary = (f"{details['tried']} mutants: {details['killed']} killed, {details['surviving']} surviving, "
+               f"{details['equivalent']} equivalent")
+    if details["not_finished"] or details["cut"]:
+        summary += f", {details['not_finished']} not finished (the time budget)"
+    if refuted:
+        details["counterexamples"] = refuted[:MAX_COUNTEREXAMPLES]
+        messages = [f"on input {_show(r['input'])} your skill returned {_show(r['candidate'])}; an independent "
+                    f"implementation of the same spec returned {_show(r['independent'])}, as a variant of your skill "
+                    f"does ({r['mutant']})" for r in refuted[:MAX_COUNTEREXAMPLES]]
+        return GateResult(GATE_ADEQUACY, Verdict.FAILED, f"{len(refuted)} counterexample(s) found by mutation; "
+                          f"{summary}", duration_s, messages, details)
+    if kept:
+        summary += f"; {len(kept)} open question(s) for a person" + (
+            f" ({details['questions_cut']} more not asked)" if details["questions_cut"] else "")
+    return GateResult(GATE_ADEQUACY, Verdict.PASSED, summary, duration_s, [], details)
+
+
+def _settle(proposal: Proposal, report: dict[str, Any], indep: IndependentEvidence | None,
+            generated: list[dict[str, Any]], probes: list[dict[str, Any]]) -> dict[str, Any] | str | None:
+    """"candidate" when the independent implementation agrees with the candidate on a distinguishing input, a
+    counterexample when it agrees with the mutant there instead, None when it settles nothing."""
+    for found in report.get("distinguishing") or []:
+        key = str(found.get("key", ""))
+        answer = _independent_answer(indep, key, len(generated))
+        if answer is None:
+            continue
+        theirs = answer.get("output")
+        if _same(proposal, theirs, found.get("candidate")):
+            return "candidate"
+        if _same(proposal, theirs, found.get("mutant")):
+            return {"input": _kept(_case_input(key, generated, probes)), "candidate": _kept(found.get("candidate")),
+                    "independent": _kept(theirs)}
+    return None

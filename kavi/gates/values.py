@@ -1,0 +1,18 @@
+"""JSON values compared as the contract means it (acceptance, the differential gate and the mutation analysis
+all compare this way)."""
+
+import math
+from typing import Any
+
+
+def equal(a: Any, b: Any) -> bool:
+    """JSON values equal as the contract means it: bools are not numbers, numbers compare with a tolerance."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b if isinstance(a, bool) and isinstance(b, bool) else False
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-9)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+    return bool(a == b)
