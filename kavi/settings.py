@@ -55,6 +55,11 @@ EVIDENCE_BUDGET_S = 15.0
 # input bound must meet (a trusted skill's default deadline at run time), and the CPU seconds its probes may spend.
 RESOURCE_DEADLINE_S = 10.0
 RESOURCE_BUDGET_S = 3.0
+# The mutation analysis of the evidence, unless KAVI_ADEQUACY_MAX_MUTANTS / _MAX_QUESTIONS / _BUDGET_S say else: the
+# mutants tried per attempt (0: off), the questions kept for a person, the sandbox seconds it may spend.
+ADEQUACY_MAX_MUTANTS = 40
+ADEQUACY_MAX_QUESTIONS = 3
+ADEQUACY_BUDGET_S = 1.5
 # A fixed replayed latency per recorded answer (not capped like KAVI_RECORDED_SPEED's scaled one), and
 # how many forge runs execute at once on this machine (the Dagster queue's limits; see kavi_assets/cli/parallel.py).
 RECORDED_LATENCY_ENV = "KAVI_RECORDED_LATENCY_S"
@@ -129,6 +134,9 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "evidence_budget_s": lambda n, r: parse_float(n, r, example="15"),
     "resource_deadline_s": lambda n, r: parse_float(n, r, example="10"),
     "resource_budget_s": lambda n, r: parse_float(n, r, allow_minimum=True, example="3"),
+    "adequacy_max_mutants": lambda n, r: parse_int(n, r, minimum=0, example="40"),
+    "adequacy_max_questions": lambda n, r: parse_int(n, r, minimum=0, example="3"),
+    "adequacy_budget_s": lambda n, r: parse_float(n, r, example="1.5"),
     "search_duplicate_score": _raw(parse_duplicate_score),
     "embeddings_url": _raw(parse_embeddings_url),
     "suspect_policy": _raw(parse_suspect_policy),
@@ -233,6 +241,9 @@ class KaviSettings(BaseSettings):
     evidence_budget_s: float = EVIDENCE_BUDGET_S
     resource_deadline_s: float = RESOURCE_DEADLINE_S
     resource_budget_s: float = RESOURCE_BUDGET_S  # 0: the resource gate is omitted, with the reason
+    adequacy_max_mutants: int = ADEQUACY_MAX_MUTANTS  # 0: no mutation analysis, with the reason
+    adequacy_max_questions: int = ADEQUACY_MAX_QUESTIONS
+    adequacy_budget_s: float = ADEQUACY_BUDGET_S
     max_concurrent_runs: int = 2
     endpoint_concurrency: int = MAX_CONCURRENCY
     decompose_above: int = DEFAULT_DECOMPOSE_ABOVE

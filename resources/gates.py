@@ -69,6 +69,16 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         default=None, ge=0, description="CPU seconds the resource gate's probes may spend per build (0: the gate is "
                                         "omitted); unset: KAVI_RESOURCE_BUDGET_S, else 3")
 
+    adequacy_max_mutants: int | None = Field(
+        default=None, ge=0, description="mutants of a build tried by the mutation analysis of the evidence (0: off); "
+                                        "unset: KAVI_ADEQUACY_MAX_MUTANTS, else 40")
+    adequacy_max_questions: int | None = Field(
+        default=None, ge=0, description="questions the evidence leaves open kept per attempt for a person; unset: "
+                                        "KAVI_ADEQUACY_MAX_QUESTIONS, else 3")
+    adequacy_budget_s: float | None = Field(
+        default=None, gt=0, description="sandbox seconds the mutation analysis may spend per build; unset: "
+                                        "KAVI_ADEQUACY_BUDGET_S, else 1.5")
+
     @classmethod
     def from_settings(cls, settings: KaviSettings) -> "GateRunnerResource":
         """The resource with the settings' values as its configuration (shown in the Dagster UI)."""
@@ -76,7 +86,10 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
                    model_costs=dict(settings.llm_costs), evidence_levels=list(settings.evidence_levels),
                    evidence_max_cases=settings.evidence_max_cases, gate_slots=settings.gate_slots,
                    evidence_time_budget_s=settings.evidence_budget_s,
-                   resource_deadline_s=settings.resource_deadline_s, resource_budget_s=settings.resource_budget_s)
+                   resource_deadline_s=settings.resource_deadline_s, resource_budget_s=settings.resource_budget_s,
+                   adequacy_max_mutants=settings.adequacy_max_mutants,
+                   adequacy_max_questions=settings.adequacy_max_questions,
+                   adequacy_budget_s=settings.adequacy_budget_s)
 
     def settings(self, settings: KaviSettings | None = None) -> ForgeSettings:
         """The forge's settings: this resource's fields, and for a field left unset, the KAVI_* settings (`settings`,
@@ -102,6 +115,11 @@ class GateRunnerResource(dg.ConfigurableResource):  # type: ignore[type-arg]
                                  else s.resource_deadline_s),
             resource_budget_s=self.resource_budget_s if self.resource_budget_s is not None else s.resource_budget_s,
             endpoint_outage_attempts=self.endpoint_outage_attempts,
+            adequacy_max_mutants=(self.adequacy_max_mutants if self.adequacy_max_mutants is not None
+                                  else s.adequacy_max_mutants),
+            adequacy_max_questions=(self.adequacy_max_questions if self.adequacy_max_questions is not None
+                                    else s.adequacy_max_questions),
+            adequacy_budget_s=self.adequacy_budget_s if self.adequacy_budget_s is not None else s.adequacy_budget_s,
         )
 
 

@@ -4,12 +4,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kavi.gates.adequacy import AdequacyConfig
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import ArtifactStore
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.llm.client import LLMClient
-from kavi.settings import EVIDENCE_BUDGET_S, EVIDENCE_MAX_CASES, RESOURCE_BUDGET_S, RESOURCE_DEADLINE_S
+from kavi.settings import (
+    ADEQUACY_BUDGET_S,
+    ADEQUACY_MAX_MUTANTS,
+    ADEQUACY_MAX_QUESTIONS,
+    EVIDENCE_BUDGET_S,
+    EVIDENCE_MAX_CASES,
+    RESOURCE_BUDGET_S,
+    RESOURCE_DEADLINE_S,
+)
 from kavi.skills.base import SideEffectClass
 
 
@@ -33,12 +42,26 @@ class ForgeSettings:
     # The resource gate: the deadline a call at the input bound must meet, and the CPU its probes may spend (0: off).
     resource_deadline_s: float = RESOURCE_DEADLINE_S
     resource_budget_s: float = RESOURCE_BUDGET_S
+    # The mutation analysis of the evidence (with the evidence, at its ceremony levels): mutants per attempt (0: off),
+    # questions kept for a person, and the sandbox seconds it may spend.
+    adequacy_max_mutants: int = ADEQUACY_MAX_MUTANTS
+    adequacy_max_questions: int = ADEQUACY_MAX_QUESTIONS
+    adequacy_budget_s: float = ADEQUACY_BUDGET_S
     # How many builds of this machine run their gates at once (kavi/sandbox/slots.py); None: KAVI_GATE_SLOTS,
     # else the CPUs; 0: no limit.
     gate_slots: int | None = None
     # An endpoint outage escalates once this many attempts in a row failed as ENDPOINT_UNAVAILABLE (each retried by
     # the retry sensor after its own backoff, none of them spending the model's budget).
     endpoint_outage_attempts: int = 6
+
+
+def adequacy_config(settings: ForgeSettings, runs: bool, why: str) -> AdequacyConfig:
+    """The mutation analysis's bounds for one verification: on with the evidence, unless no mutant may be tried."""
+    if runs and settings.adequacy_max_mutants <= 0:
+        runs, why = False, "mutation analysis is off (KAVI_ADEQUACY_MAX_MUTANTS=0)"
+    return AdequacyConfig(enabled=runs, skipped_reason="" if runs else why,
+                          max_mutants=settings.adequacy_max_mutants, max_questions=settings.adequacy_max_questions,
+                          budget_s=settings.adequacy_budget_s)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 
 from kavi.build.allowlist import skill_path, test_path
 from kavi.forge.ceremony import ceremony_for, evidence_decision
-from kavi.forge.context import ForgeContext
+from kavi.forge.context import ForgeContext, adequacy_config
 from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_policy_path
 from kavi.gates.differential import EvidenceConfig
 from kavi.gates.resource import ResourceConfig
@@ -161,6 +161,7 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
                                 max_cases=ctx.settings.evidence_max_cases,
                                 time_budget_s=ctx.settings.evidence_time_budget_s),
         resource=ResourceConfig(ctx.settings.resource_deadline_s, ctx.settings.resource_budget_s),
+        adequacy=adequacy_config(ctx.settings, runs, why),
         slots=ctx.settings.gate_slots)
     work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
     t0 = time.monotonic()

@@ -13,7 +13,7 @@ from kavi.build.allowlist import skill_path, test_path
 from kavi.forge.attempt import BUILD_OK, VERIFIED, VERIFY_FAILED, canonical
 from kavi.forge.ceremony import Ceremony, ceremony_plan, evidence_decision
 from kavi.forge.coach import review as coach_review
-from kavi.forge.context import ForgeContext
+from kavi.forge.context import ForgeContext, adequacy_config
 from kavi.forge.fingerprint import judging_policy_path
 from kavi.forge.independent import IndependentOutcome, obtain_independent, prefetch_independent, settle_prefetch
 from kavi.forge.levels import proposal_ceremony
@@ -185,6 +185,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=evidence_config,
         resource=ResourceConfig(ctx.settings.resource_deadline_s, ctx.settings.resource_budget_s),
+        adequacy=adequacy_config(ctx.settings, runs, why),
         slots=ctx.settings.gate_slots,
     )
     try:

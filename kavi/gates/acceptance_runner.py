@@ -234,6 +234,21 @@ def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None =
     return {"results": results}
 
 
+def capped_call(cls: Any, job: dict[str, Any]) -> Callable[[dict[str, Any], float], dict[str, Any]]:
+    """A call of the skill on one case, stopped after `cap_s` seconds (as `error_kind` "timeout")."""
+
+    def call(case: dict[str, Any], cap_s: float) -> dict[str, Any]:
+        entry: dict[str, Any] = {}
+        try:
+            with _deadline(cap_s):
+                _run_case(cls, job, case, entry)
+        except OverBudget:
+            entry.update(ran=False, error="stopped: the call's time cap", error_kind="timeout")
+        return entry
+
+    return call
+
+
 def probe_call(cls: Any, job: dict[str, Any], fixtures: dict[str, Any]) -> Callable[[dict[str, Any]],
                                                                                   Callable[[], None]]:
     """For the resource probes: the call of the skill on one input with the probe's fixtures, its context (and vault)
@@ -316,7 +331,7 @@ def main() -> None:
         from kavi.gates.adequacy_runner import run_adequacy
 
         results = {int(e["id"]): e for e in out["results"]}
-        run_adequacy(cls, module.__dict__, source, str(module.__file__), job, results, line)
+        run_adequacy(capped_call(cls, job), module.__dict__, source, str(module.__file__), job, results, line)
 
 
 if __name__ == "__main__":

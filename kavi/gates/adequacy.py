@@ -77,7 +77,8 @@ def _leaf_variants(value: Any, ints: list[int], strs: list[str], siblings: list[
     if isinstance(value, list):
         out = [[]]
         if value:
-            out += [value[1:], value[:-1], [value[0], *value], [*value, value[-1]], value[::-1]]
+            out += [value[1:], value[:-1], value[:1], value[: len(value) // 2], [value[0], *value],
+                    [*value, value[-1]], value[::-1]]
             with contextlib.suppress(TypeError):  # a list of mixed kinds has no order
                 out.append(sorted(value))
             if len(value) >= 2:
@@ -188,12 +189,18 @@ def plan_adequacy(proposal: Proposal, source: str, generated: list[dict[str, Any
 # --- the verdict ---
 
 
-def _independent_answer(indep: IndependentEvidence | None, key: str, generated: int) -> dict[str, Any] | None:
+def _independent_entry(indep: IndependentEvidence | None, key: str, generated: int) -> dict[str, Any] | None:
+    """The independent implementation's run on a pool input, when it was used and reached that input."""
     if indep is None or not indep.used:
         return None
     index = int(key[1:]) if key[:1] == "g" else generated + int(key[1:]) if key[:1] == "p" else -1
     entry = indep.results.get(index)
-    return entry if isinstance(entry, dict) and entry.get("ran") else None
+    return entry if isinstance(entry, dict) and entry.get("error_kind") != "budget" else None
+
+
+def _independent_answer(indep: IndependentEvidence | None, key: str, generated: int) -> dict[str, Any] | None:
+    entry = _independent_entry(indep, key, generated)
+    return entry if entry is not None and entry.get("ran") else None
 
 
 def _same(proposal: Proposal, a: Any, b: Any) -> bool:
@@ -279,13 +286,15 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
         if not any(_same(proposal, alternative, a) for a in q["alternatives"]):
             q["alternatives"].append(alternative)
         q["mutants"].append(mutant.describe())
+    crash_questions = _crash_questions(proposal, done, indep, generated, plan.probes, refuted, details)
     ranked = sorted(questions.values(), key=lambda q: (-len(q["mutants"]), len(canonical(q["input"]))))
+    ranked += sorted(crash_questions, key=lambda q: len(canonical(q["input"])))
     kept = ranked[: max(0, config.max_questions)]
     details.update(
         killed_by=killed_by, survivors=survivors[:20], questions_cut=len(ranked) - len(kept),
-        questions=[{"number": i, "input": _kept(q["input"]), "candidate": _kept(q["candidate"]),
-                    "alternatives": [_kept(a) for a in q["alternatives"][:3]], "mutants": q["mutants"][:5]}
-                   for i, q in enumerate(kept, 1)],
+        questions=[{"number": i, "kind": q.get("kind", "mutant"), "input": _kept(q["input"]),
+                    "candidate": _kept(q["candidate"]), "alternatives": [_kept(a) for a in q["alternatives"][:3]],
+                    "mutants": q["mutants"][:5]} for i, q in enumerate(kept, 1)],
         cut=str(done.get("cut") or ""),
     )
     summary = (f"{details['tried']} mutants: {details['killed']} killed, {details['surviving']} surviving, "
@@ -294,15 +303,51 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
         summary += f", {details['not_finished']} not finished (the time budget)"
     if refuted:
         details["counterexamples"] = refuted[:MAX_COUNTEREXAMPLES]
-        messages = [f"on input {_show(r['input'])} your skill returned {_show(r['candidate'])}; an independent "
-                    f"implementation of the same spec returned {_show(r['independent'])}, as a variant of your skill "
-                    f"does ({r['mutant']})" for r in refuted[:MAX_COUNTEREXAMPLES]]
+        messages = [f"on input {_show(r['input'])} your skill {_did(r['candidate'])}; an independent "
+                    f"implementation of the same spec returned {_show(r['independent'])}"
+                    + (f", as a variant of your skill does ({r['mutant']})" if r.get("mutant") else "")
+                    for r in refuted[:MAX_COUNTEREXAMPLES]]
         return GateResult(GATE_ADEQUACY, Verdict.FAILED, f"{len(refuted)} counterexample(s) found by mutation; "
                           f"{summary}", duration_s, messages, details)
     if kept:
         summary += f"; {len(kept)} open question(s) for a person" + (
             f" ({details['questions_cut']} more not asked)" if details["questions_cut"] else "")
     return GateResult(GATE_ADEQUACY, Verdict.PASSED, summary, duration_s, [], details)
+
+
+def _did(candidate: Any) -> str:
+    if isinstance(candidate, str) and candidate.startswith("<raises "):
+        return "raised " + candidate[len("<raises "):-1]
+    return f"returned {_show(candidate)}"
+
+
+def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: IndependentEvidence | None,
+                     generated: list[dict[str, Any]], probes: list[dict[str, Any]], refuted: list[dict[str, Any]],
+                     details: dict[str, Any]) -> list[dict[str, Any]]:
+    """The probes on which the candidate raised an exception it did not declare: the independent implementation
+    settles each it ran on (it answered: a counterexample; it refused too: outside the domain); the rest are
+    questions ("is this input outside the skill's domain, or what should it return?")."""
+    out: list[dict[str, Any]] = []
+    details["crashes"] = 0
+    for crash in done.get("crashes") or []:
+        if not isinstance(crash, dict):
+            continue
+        key = str(crash.get("key", ""))
+        case_input = _case_input(key, generated, probes)
+        if case_input is None:
+            continue
+        details["crashes"] += 1
+        raised = f"<raises {str(crash.get('error') or 'an exception')[:160]}>"
+        entry = _independent_entry(indep, key, len(generated))
+        if entry is not None and entry.get("ran"):
+            refuted.append({"input": _kept(case_input), "candidate": raised, "independent": _kept(entry.get("output")),
+                            "mutant": ""})
+            continue
+        if entry is not None:
+            details["settled_by_independent"] += 1  # it refuses the input too: outside the domain
+            continue
+        out.append({"kind": "crash", "input": case_input, "candidate": raised, "alternatives": [], "mutants": []})
+    return out
 
 
 def _settle(proposal: Proposal, report: dict[str, Any], indep: IndependentEvidence | None,

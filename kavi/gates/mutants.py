@@ -20,14 +20,17 @@ _FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
     ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
 }
-_ARITH: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.Mod: ast.FloorDiv, ast.FloorDiv: ast.Mod,
+# Each arithmetic operator, and what it may be replaced by.
+_ARITH: dict[type[ast.operator], tuple[type[ast.operator], ...]] = {
+    ast.Add: (ast.Sub, ast.Mult), ast.Sub: (ast.Add, ast.Mult), ast.Mult: (ast.Add, ast.Pow, ast.FloorDiv),
+    ast.Div: (ast.Mult, ast.FloorDiv), ast.FloorDiv: (ast.Div, ast.Mod, ast.Mult), ast.Mod: (ast.FloorDiv,),
+    ast.Pow: (ast.Mult,),
 }
 _NOT_COMMUTATIVE = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _SWAPPED_CALLS = {"min": "max", "max": "min", "any": "all", "all": "any", "lower": "upper", "upper": "lower",
                   "startswith": "endswith", "endswith": "startswith", "isupper": "islower", "islower": "isupper",
                   "lstrip": "rstrip", "rstrip": "lstrip", "find": "rfind", "rfind": "find", "index": "rindex",
-                  "rindex": "index"}
+                  "rindex": "index", "sorted": "reversed", "reversed": "sorted"}
 _PLAIN_DECORATORS = {"staticmethod", "classmethod"}
 
 
@@ -133,12 +136,12 @@ def _sites(node: ast.AST, parent_is_slice: bool) -> list[tuple[str, str, _Apply]
             out.append(("operands", "comparison operands swapped", swap_cmp))
     elif isinstance(node, ast.Constant) and type(node.value) is int:
         value = node.value
-        for delta in (1, -1):
-            def shift(n: ast.Constant, delta: int = delta, value: int = value) -> ast.AST:
-                n.value = value + delta
+        for new in (value + 1, value - 1, *((0,) if value not in (-1, 0, 1) else ())):
+            def shift(n: ast.Constant, new: int = new) -> ast.AST:
+                n.value = new
                 return n
 
-            out.append(("constant", f"{value} → {value + delta}", shift))
+            out.append(("constant", f"{value} → {new}", shift))
     elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and not parent_is_slice:
         def empty(n: ast.Constant) -> ast.AST:
             n.value = ""
@@ -146,28 +149,27 @@ def _sites(node: ast.AST, parent_is_slice: bool) -> list[tuple[str, str, _Apply]
 
         out.append(("constant", f"{_short(node.value)} → ''", empty))
     elif isinstance(node, ast.BinOp):
-        if type(node.op) in _ARITH:
-            new_op = _ARITH[type(node.op)]
-
+        for new_op in _ARITH.get(type(node.op), ()):
             def arith(n: ast.BinOp, new_op: type[ast.operator] = new_op) -> ast.AST:
                 n.op = new_op()
                 return n
 
             out.append(("operator", f"{_sym(node.op)} → {_sym(new_op())}", arith))
+        out.append(("operand", f"x {_sym(node.op)} y → x", lambda n: n.left))
+        out.append(("operand", f"x {_sym(node.op)} y → y", lambda n: n.right))
         if isinstance(node.op, _NOT_COMMUTATIVE):
             def swap(n: ast.BinOp) -> ast.AST:
                 n.left, n.right = n.right, n.left
                 return n
 
             out.append(("operands", f"operands of {_sym(node.op)} swapped", swap))
-    elif isinstance(node, ast.AugAssign) and type(node.op) in _ARITH:
-        aug = _ARITH[type(node.op)]
+    elif isinstance(node, ast.AugAssign):
+        for aug in _ARITH.get(type(node.op), ())[:1]:
+            def aug_op(n: ast.AugAssign, aug: type[ast.operator] = aug) -> ast.AST:
+                n.op = aug()
+                return n
 
-        def aug_op(n: ast.AugAssign, aug: type[ast.operator] = aug) -> ast.AST:
-            n.op = aug()
-            return n
-
-        out.append(("operator", f"{_sym(node.op)}= → {_sym(aug())}=", aug_op))
+            out.append(("operator", f"{_sym(node.op)}= → {_sym(aug())}=", aug_op))
     elif isinstance(node, ast.BoolOp):
         def boolop(n: ast.BoolOp) -> ast.AST:
             n.op = ast.Or() if isinstance(n.op, ast.And) else ast.And()
