@@ -12,6 +12,7 @@ from kavi.forge.ceremony import CeremonyLevel
 from kavi.forge.context import ForgeContext
 from kavi.forge.levels import proposal_ceremony
 from kavi.forge.provenance import attest_promotion
+from kavi.forge.questions import open_questions
 from kavi.ledger.artifacts import sha256_bytes
 from kavi.ledger.records import BuildRow, PromotionRow
 
@@ -142,8 +143,19 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     approval = ctx.records.approval_for(name, build.build_id)
     if approval is not None and change is not None and approval.get("policy") == "auto_approve":
         approval = None  # a policy never approves across a class change
-    if proposal_ceremony(ctx.records, name, row.proposal).level is CeremonyLevel.STRICT and (
-            approval is None or approval.get("policy") is not None):
+    level = proposal_ceremony(ctx.records, name, row.proposal).level
+    asked = open_questions(ctx, name)  # what the evidence leaves open about this build (the adequacy gate's)
+    if asked and level is CeremonyLevel.STRICT:
+        return PromotionOutcome(
+            False, f"blocked: {len(asked)} open question(s) the evidence leaves open, and {name} is at ceremony level "
+            f"strict (each must be answered): kavi questions {name}, then kavi answer {name} N --expected JSON --by "
+            "WHO", build.build_id)
+    if asked and level is CeremonyLevel.STANDARD and (approval is None or approval.get("policy") is not None):
+        return PromotionOutcome(
+            False, f"awaiting a person: {len(asked)} open question(s) the evidence leaves open withhold auto-approval "
+            f"(kavi questions {name}); answer them (kavi answer {name} N ...) or approve anyway: kavi approve {name} "
+            "--by WHO", build.build_id)
+    if level is CeremonyLevel.STRICT and (approval is None or approval.get("policy") is not None):
         # Strict ceremony: a person's approval, recorded before promotion; an auto-approve policy never covers it.
         return PromotionOutcome(
             False, f"awaiting a person's approval: {name} is at ceremony level strict (auto-approve never covers "
@@ -179,5 +191,6 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
         skill_path=str(target.relative_to(ctx.home.root)), version=version,
     )
     attest_promotion(ctx, promo)  # signed provenance, in the promotion's transaction
-    return PromotionOutcome(True, f"promoted as {name}@{promo.version}", build.build_id, build.skill_sha256,
+    anyway = f" (approved by {promo.approved_by} with {len(asked)} open question(s))" if asked else ""
+    return PromotionOutcome(True, f"promoted as {name}@{promo.version}{anyway}", build.build_id, build.skill_sha256,
                             promo.approved_by, promo.skill_path, promo.seq, promo.version)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kavi.gates.boundary import canonical
-from kavi.gates.differential import IndependentEvidence, _declared, _kept, _show
+from kavi.gates.differential import _declared, _kept, _show
 from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
 from kavi.gates.values import equal
 from kavi.lifecycle import Verdict
@@ -54,7 +54,10 @@ class AdequacyPlan:
 # --- probes: inputs next to the shown examples, on the code's constants and on sibling values ---
 
 
-def _leaf_variants(value: Any, ints: list[int], strs: list[str], siblings: list[Any]) -> list[Any]:
+def _leaf_variants(value: Any, ints: list[int], strs: list[str], siblings: list[Any], fixed: bool = False
+                   ) -> list[Any]:
+    """Values for one position of a shown example. `fixed`: a list every shown example holds at one length (positional
+    arguments, a pair): its length is kept."""
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):
@@ -73,6 +76,11 @@ def _leaf_variants(value: Any, ints: list[int], strs: list[str], siblings: list[
             out += [value[:-1], value + value[-1], value[0], value[1:], value.upper(), value.lower(), value + " ",
                     " " + value]
         out += [value + c for c in strs[:4]] + [c + value for c in strs[:4]]
+        return out
+    if isinstance(value, list) and fixed:
+        out = [value[::-1]] if len(value) > 1 else []
+        if len(value) >= 2:
+            out.append([value[1], value[0], *value[2:]])
         return out
     if isinstance(value, list):
         out = [[]]
@@ -129,14 +137,22 @@ def probe_inputs(proposal: Proposal, source: str, taken: list[dict[str, Any]], l
         return []
     ints, strs = source_constants(source)
     seen = {canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
-    seen |= {canonical(c.get("input")) for c in taken}
+    seen |= {canonical(c.get("input")) for c in taken} | {canonical(i) for i in proposal.outside_domain}
     queues: list[tuple[dict[str, Any], dict[str, Any], tuple[Any, ...], list[Any]]] = []
+    lengths: dict[tuple[Any, ...], list[int]] = {}
+    for ex in proposal.examples:
+        for path, value in _paths(ex.input):
+            if isinstance(value, list):
+                lengths.setdefault(path, []).append(len(value))
     for ex in proposal.examples:
         paths = _paths(ex.input)
         leaves = [v for _p, v in paths if not isinstance(v, list)]
         for path, value in paths:
             siblings = [v for v in leaves if v is not value]
-            queues.append((ex.input, _fixtures(ex), path, _leaf_variants(value, ints, strs, siblings)))
+            # One length wherever shown: a field's own list, or a nested one that two examples or more agree on.
+            shown = lengths.get(path, [])
+            fixed = isinstance(value, list) and len(set(shown)) == 1 and (len(path) == 1 or len(shown) > 1)
+            queues.append((ex.input, _fixtures(ex), path, _leaf_variants(value, ints, strs, siblings, fixed)))
     cases: list[dict[str, Any]] = []
     step = 0
     while len(cases) < limit and any(step < len(q[3]) for q in queues):
@@ -189,17 +205,18 @@ def plan_adequacy(proposal: Proposal, source: str, generated: list[dict[str, Any
 # --- the verdict ---
 
 
-def _independent_entry(indep: IndependentEvidence | None, key: str, generated: int) -> dict[str, Any] | None:
+# The independent implementation's runs by pool key ("g3": generated input 3, "p5": probe 5), when it was used.
+Answers = dict[str, dict[str, Any]] | None
+
+
+def _independent_entry(answers: Answers, key: str) -> dict[str, Any] | None:
     """The independent implementation's run on a pool input, when it was used and reached that input."""
-    if indep is None or not indep.used:
-        return None
-    index = int(key[1:]) if key[:1] == "g" else generated + int(key[1:]) if key[:1] == "p" else -1
-    entry = indep.results.get(index)
+    entry = (answers or {}).get(key)
     return entry if isinstance(entry, dict) and entry.get("error_kind") != "budget" else None
 
 
-def _independent_answer(indep: IndependentEvidence | None, key: str, generated: int) -> dict[str, Any] | None:
-    entry = _independent_entry(indep, key, generated)
+def _independent_answer(answers: Answers, key: str) -> dict[str, Any] | None:
+    entry = _independent_entry(answers, key)
     return entry if entry is not None and entry.get("ran") else None
 
 
@@ -216,7 +233,7 @@ def _case_input(key: str, generated: list[dict[str, Any]], probes: list[dict[str
 
 
 def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan, lines: list[dict[str, Any]] | None,
-                  done: dict[str, Any] | None, generated: list[dict[str, Any]], indep: IndependentEvidence | None,
+                  done: dict[str, Any] | None, generated: list[dict[str, Any]], indep: Answers,
                   *, others_passed: bool, duration_s: float = 0.0) -> GateResult:
     """The verdict on the analysis the acceptance sandbox reported (`lines`, one per mutant, and `done`)."""
     details: dict[str, Any] = {"planned": plan.planned, "tried": 0, "killed": 0, "surviving": 0, "equivalent": 0,
@@ -321,7 +338,7 @@ def _did(candidate: Any) -> str:
     return f"returned {_show(candidate)}"
 
 
-def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: IndependentEvidence | None,
+def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Answers,
                      generated: list[dict[str, Any]], probes: list[dict[str, Any]], refuted: list[dict[str, Any]],
                      details: dict[str, Any]) -> list[dict[str, Any]]:
     """The probes on which the candidate raised an exception it did not declare: the independent implementation
@@ -338,7 +355,7 @@ def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Independen
             continue
         details["crashes"] += 1
         raised = f"<raises {str(crash.get('error') or 'an exception')[:160]}>"
-        entry = _independent_entry(indep, key, len(generated))
+        entry = _independent_entry(indep, key)
         if entry is not None and entry.get("ran"):
             refuted.append({"input": _kept(case_input), "candidate": raised, "independent": _kept(entry.get("output")),
                             "mutant": ""})
@@ -350,13 +367,13 @@ def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Independen
     return out
 
 
-def _settle(proposal: Proposal, report: dict[str, Any], indep: IndependentEvidence | None,
+def _settle(proposal: Proposal, report: dict[str, Any], indep: Answers,
             generated: list[dict[str, Any]], probes: list[dict[str, Any]]) -> dict[str, Any] | str | None:
     """"candidate" when the independent implementation agrees with the candidate on a distinguishing input, a
     counterexample when it agrees with the mutant there instead, None when it settles nothing."""
     for found in report.get("distinguishing") or []:
         key = str(found.get("key", ""))
-        answer = _independent_answer(indep, key, len(generated))
+        answer = _independent_answer(indep, key)
         if answer is None:
             continue
         theirs = answer.get("output")

@@ -325,6 +325,7 @@ def generated_cases(proposal: Proposal, *, max_cases: int, seed: int,
     deadline = time.monotonic() + max(0.0, time_cap_s)
     types = {s.name: parse_type(s.type) for s in proposal.inputs}
     seen = {canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
+    seen |= {canonical(i) for i in proposal.outside_domain}  # a person said these are not the skill's to answer
     cases: list[dict[str, Any]] = []
     fixtures = [_fixtures(ex) for ex in proposal.examples]
 

@@ -260,8 +260,9 @@ def _run_gates(
         indep_dir = _fresh(work_root / "independent")
         examples = [ex.model_dump(mode="json") for ex in (*proposal.examples, *proposal.holdout_examples)]
         try:
-            # After the generated inputs, the adequacy probes: the independent answers a mutant's question first.
-            return run_cases(indep_dir, proposal, bytes(independent), examples + generated + plan.probes, run_limits,
+            # The adequacy probes before the generated inputs (a slow generated input cannot starve them): the
+            # independent implementation answers a mutant's question before any person.
+            return run_cases(indep_dir, proposal, bytes(independent), examples + plan.probes + generated, run_limits,
                              must_run=len(examples), budget_s=budget)
         except Exception:  # a run the forge could not make is no evidence; the verdict says the comparison is off
             return None
@@ -289,8 +290,14 @@ def _run_gates(
         accept, accept_run = fut_accept.result()
         indep_run = fut_indep.result() if fut_indep is not None else None
     indep: IndependentEvidence | None = None
+    answers: dict[str, dict[str, Any]] | None = None
     if independent is not None:
-        indep = independent_evidence(proposal, bytes(independent), independent_label, indep_run, indep_refused)
+        both = independent_evidence(proposal, bytes(independent), independent_label, indep_run, indep_refused)
+        # Its results by pool key for the analysis, and by generated index for the differential gate.
+        probes_n = len(plan.probes)
+        answers = {(f"p{k}" if k < probes_n else f"g{k - probes_n}"): v for k, v in both.results.items()} \
+            if both.used else None
+        indep = dataclasses.replace(both, results={k - probes_n: v for k, v in both.results.items() if k >= probes_n})
     resource_s = accept_run.resource_s if accept_run is not None else 0.0
     adequacy_s = accept_run.adequacy_s if accept_run is not None else 0.0
     differential = _guard(GATE_DIFFERENTIAL, lambda: differential_gate(
@@ -317,7 +324,7 @@ def _run_gates(
                                    r.details)
     by_gate[GATE_ADEQUACY] = _guard(GATE_ADEQUACY, lambda: adequacy_gate(
         proposal, config.adequacy, plan, accept_run.adequacy if accept_run is not None else None,
-        accept_run.adequacy_done if accept_run is not None else None, generated, indep,
+        accept_run.adequacy_done if accept_run is not None else None, generated, answers,
         others_passed=all(r.ok for r in by_gate.values()), duration_s=adequacy_s))
     results = [by_gate[g] for g in DETERMINISTIC_GATES]
     isolation = dict(pytest_result.details.get("isolation") or {})

@@ -176,10 +176,16 @@ class Proposal(BaseModel):
     # The wall-clock deadline of one run once trusted (the runtime's default when absent; the configured maximum
     # bounds it). Absent from the spec's JSON when not given, so specs without it read as they always did.
     timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
+    # Inputs a person declared outside the skill's domain (answering an open question): no generated input or probe
+    # asks them again. Absent from the spec's JSON when empty.
+    outside_domain: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_EXAMPLES)
 
     @model_serializer(mode="wrap")
     def _without_absent_timeout(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without_absent(handler(self), "timeout_s")
+        data = _without_absent(handler(self), "timeout_s")
+        if not data.get("outside_domain"):
+            data.pop("outside_domain", None)
+        return data
 
     @field_validator("name")
     @classmethod

@@ -42,6 +42,7 @@ COMMAND_MODULES: dict[str, str] = {
     **dict.fromkeys(("skills", "run", "chain", "replay", "tail", "session", "verify", "doctor", "registry"),
                     "runtime_cmd"),
     "holdout": "holdout_cmd",
+    **dict.fromkeys(("questions", "answer"), "questions_cmd"),
     "ceremony": "ceremony_cmd",
     **dict.fromkeys(("serve", "tools", "search"), "serve_cmd"),
     **dict.fromkeys(("tree", "decompose"), "decompose_cmd"),

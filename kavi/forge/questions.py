@@ -1,0 +1,126 @@
+"""The questions the evidence leaves open (the adequacy gate's, kavi.gates.adequacy), and a person's answers.
+
+A question is an input on which the candidate and a mutant of it that passed every check answer differently (or on
+which the candidate raises an exception it did not declare). A person answers with the right output, which becomes a
+holdout (kavi.forge.holdouts: the spec's new revision invalidates the cached independent implementation, and the next
+verification judges the candidate on it), or says the input is outside the skill's domain (recorded in the spec, so
+no generated input or probe asks it again). Until then the question is open, and the ceremony level decides what
+that means for promotion (kavi.forge.promote).
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kavi.forge.context import ForgeContext
+from kavi.forge.holdouts import HoldoutError, add_holdout
+from kavi.gates.boundary import canonical
+from kavi.ledger.records import RevisionOutcome
+from kavi.proposals.model import Proposal, ProposalError, parse_proposal
+from kavi.routing.complexity import score_complexity
+from kavi.verdicts import GATE_ADEQUACY
+
+
+@dataclass(frozen=True)
+class Question:
+    number: int  # 1-based, as the report lists them
+    kind: str  # "mutant": a variant answers differently; "crash": the candidate raises
+    input: dict[str, Any] | None  # None when the report holds it truncated
+    candidate: Any
+    alternatives: list[Any]
+    mutants: list[str]
+    build_id: str
+    answered: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"number": self.number, "kind": self.kind, "input": self.input, "candidate": self.candidate,
+                "alternatives": self.alternatives, "mutants": self.mutants, "build_id": self.build_id,
+                "answered": self.answered}
+
+    def ask(self) -> str:
+        """The question as a person reads it."""
+        shown = json.dumps(self.input, sort_keys=True, ensure_ascii=False)[:200]
+        if self.kind == "crash":
+            return (f"for input {shown} the skill {str(self.candidate).strip('<>')}: is this input outside its domain, "
+                    "or what should it return?")
+        others = " or ".join(json.dumps(a, sort_keys=True, ensure_ascii=False, default=str)[:120]
+                             for a in self.alternatives) or "something else"
+        return (f"for input {shown} the skill returns {json.dumps(self.candidate, sort_keys=True, default=str)[:120]}; "
+                f"a variant that passes every example returns {others}: which is right (or what is)?")
+
+
+def settled_inputs(proposal: Proposal) -> set[str]:
+    """The inputs the spec decides already: its examples, holdouts and the inputs declared outside its domain."""
+    return ({canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
+            | {canonical(i) for i in proposal.outside_domain})
+
+
+def questions(ctx: ForgeContext, name: str) -> list[Question]:
+    """The questions of NAME's latest verification, numbered from 1, each marked answered when the current spec
+    decides its input."""
+    row = ctx.records.require_proposal(name)
+    build = ctx.records.latest_build(name)
+    if build is None:
+        return []
+    settled = settled_inputs(row.proposal)
+    for result in ctx.records.gate_results(build.build_id):
+        if result["gate"] != GATE_ADEQUACY:
+            continue
+        found = result["details"].get("questions") or []
+        out: list[Question] = []
+        for q in found:
+            if not isinstance(q, dict):
+                continue
+            given = q.get("input") if isinstance(q.get("input"), dict) else None
+            out.append(Question(int(q.get("number") or len(out) + 1), str(q.get("kind") or "mutant"), given,
+                                q.get("candidate"), list(q.get("alternatives") or []), list(q.get("mutants") or []),
+                                build.build_id, given is not None and canonical(given) in settled))
+        return out
+    return []
+
+
+def open_questions(ctx: ForgeContext, name: str) -> list[Question]:
+    return [q for q in questions(ctx, name) if not q.answered]
+
+
+def _chosen(ctx: ForgeContext, name: str, number: int) -> Question:
+    found = questions(ctx, name)
+    if not found:
+        raise HoldoutError(f"{name}: the latest verification left no question open")
+    if not 1 <= number <= len(found):
+        raise HoldoutError(f"{name}: question {number} does not exist; the latest verification has {len(found)} "
+                           f"(1 to {len(found)})")
+    chosen = found[number - 1]
+    if chosen.input is None:
+        raise HoldoutError(f"{name}: question {number}'s input is too long to be kept whole in the report; add the "
+                           "answer with kavi holdout add NAME --input JSON --expected JSON --by WHO")
+    if chosen.answered:
+        raise HoldoutError(f"{name}: question {number} is answered already (the spec decides its input)")
+    return chosen
+
+
+def answer(ctx: ForgeContext, name: str, number: int, expected: dict[str, Any], by: str
+           ) -> tuple[Question, Proposal, RevisionOutcome]:
+    """Record a person's right output for question `number` as a new holdout of NAME."""
+    chosen = _chosen(ctx, name, number)
+    assert chosen.input is not None
+    proposal, outcome = add_holdout(ctx, name, chosen.input, expected, by)
+    return chosen, proposal, outcome
+
+
+def declare_outside(ctx: ForgeContext, name: str, number: int, by: str) -> tuple[Question, Proposal, RevisionOutcome]:
+    """Record a person's word that question `number`'s input is outside NAME's domain (a new revision of the spec)."""
+    if not by.strip():
+        raise HoldoutError("an answer needs a name: --by WHO")
+    chosen = _chosen(ctx, name, number)
+    with ctx.records.session():
+        current = ctx.records.require_proposal(name).proposal
+        data = current.model_dump(mode="json")
+        data["outside_domain"] = [*data.get("outside_domain", []), chosen.input]
+        try:
+            new = parse_proposal(data, name)
+        except ProposalError as err:
+            raise HoldoutError(str(err).splitlines()[0]) from None
+        outcome = ctx.records.propose_revision(new, source_path=None, complexity=score_complexity(new).score,
+                                               actor=by.strip())
+    return chosen, new, outcome
