@@ -33,6 +33,8 @@ DETERMINISTIC_GATES: tuple[str, ...] = (
     GATE_ADEQUACY,
 )
 ALL_GATES: tuple[str, ...] = (*DETERMINISTIC_GATES, GATE_COACH)
+# The gates whose failure names inputs with the candidate's and an independent implementation's answers.
+COUNTEREXAMPLE_GATES: tuple[str, ...] = (GATE_DIFFERENTIAL, GATE_ADEQUACY)
 
 
 @dataclass(frozen=True)

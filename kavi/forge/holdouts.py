@@ -16,7 +16,7 @@ from kavi.ledger.records import RevisionOutcome
 from kavi.proposals.model import Example, Proposal, ProposalError, parse_proposal
 from kavi.proposals.values import value_matches
 from kavi.routing.complexity import score_complexity
-from kavi.verdicts import GATE_DIFFERENTIAL
+from kavi.verdicts import COUNTEREXAMPLE_GATES
 
 
 class HoldoutError(ProposalError):
@@ -90,15 +90,13 @@ def counterexamples(ctx: ForgeContext, name: str) -> list[Counterexample]:
     build = ctx.records.latest_build(name)
     if build is None:
         return []
-    for result in ctx.records.gate_results(build.build_id):
-        if result["gate"] != GATE_DIFFERENTIAL:
-            continue
-        found = result["details"].get("counterexamples") or []
-        # An input too long for the report is kept there as truncated JSON text, not as the input itself.
-        return [Counterexample(i, c.get("input") if isinstance(c.get("input"), dict) else None, c.get("candidate"),
-                               c.get("independent"), str(c.get("kind", "")), build.build_id)
-                for i, c in enumerate(found, 1) if isinstance(c, dict)]
-    return []
+    by_gate = {r["gate"]: r for r in ctx.records.gate_results(build.build_id)}
+    found = [c for gate in COUNTEREXAMPLE_GATES if gate in by_gate
+             for c in by_gate[gate]["details"].get("counterexamples") or [] if isinstance(c, dict)]
+    # An input too long for the report is kept there as truncated JSON text, not as the input itself.
+    return [Counterexample(i, c.get("input") if isinstance(c.get("input"), dict) else None, c.get("candidate"),
+                           c.get("independent"), str(c.get("kind", "")), build.build_id)
+            for i, c in enumerate(found, 1)]
 
 
 def counterexample_input(ctx: ForgeContext, name: str, number: int) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from kavi.research.classifier import Classification, classify
 from kavi.research.escalation import EscalationInput, Trigger, triggers_for
 from kavi.routing.complexity import attempt_budget
 from kavi.routing.task_type import task_type
-from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
+from kavi.verdicts import COUNTEREXAMPLE_GATES, GateResult
 
 
 @dataclass(frozen=True)
@@ -171,9 +171,12 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
 
 
 def _counterexamples(results: Sequence[GateResult]) -> list[dict[str, Any]]:
-    gate = next((r for r in results if r.gate == GATE_DIFFERENTIAL and not r.ok), None)
-    found = gate.details.get("counterexamples") if gate is not None else None
-    return [dict(c) for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+    """The failing differential and adequacy gates' counterexamples, in that order (as kavi holdout numbers them)."""
+    out: list[dict[str, Any]] = []
+    for r in results:
+        found = r.details.get("counterexamples") if r.gate in COUNTEREXAMPLE_GATES and not r.ok else None
+        out += [dict(c) for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+    return out
 
 
 NOT_THE_MODELS = (FailureKind.INFRASTRUCTURE.value, FailureKind.LLM_NOT_CONFIGURED.value,

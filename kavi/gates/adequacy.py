@@ -357,8 +357,8 @@ def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Answers,
         raised = f"<raises {str(crash.get('error') or 'an exception')[:160]}>"
         entry = _independent_entry(indep, key)
         if entry is not None and entry.get("ran"):
-            refuted.append({"input": _kept(case_input), "candidate": raised, "independent": _kept(entry.get("output")),
-                            "mutant": ""})
+            refuted.append({"kind": "exception", "input": _kept(case_input), "candidate": raised,
+                            "independent": _kept(entry.get("output")), "mutant": ""})
             continue
         if entry is not None:
             details["settled_by_independent"] += 1  # it refuses the input too: outside the domain
@@ -380,6 +380,6 @@ def _settle(proposal: Proposal, report: dict[str, Any], indep: Answers,
         if _same(proposal, theirs, found.get("candidate")):
             return "candidate"
         if _same(proposal, theirs, found.get("mutant")):
-            return {"input": _kept(_case_input(key, generated, probes)), "candidate": _kept(found.get("candidate")),
-                    "independent": _kept(theirs)}
+            return {"kind": "mutant", "input": _kept(_case_input(key, generated, probes)),
+                    "candidate": _kept(found.get("candidate")), "independent": _kept(theirs)}
     return None

@@ -11,6 +11,7 @@ from kavi.infrastructure import infrastructure_cause
 from kavi.lifecycle import FailureKind
 from kavi.verdicts import (
     GATE_ACCEPTANCE,
+    GATE_ADEQUACY,
     GATE_COACH,
     GATE_COVERAGE,
     GATE_DIFFERENTIAL,
@@ -37,6 +38,8 @@ _GATE_KIND_ORDER: tuple[tuple[str, FailureKind], ...] = (
     (GATE_ACCEPTANCE, FailureKind.VERIFY_ACCEPTANCE),
     # Generated inputs the skill got wrong: a behavioural failure, like a failed example.
     (GATE_DIFFERENTIAL, FailureKind.VERIFY_ACCEPTANCE),
+    # A question of the mutation analysis the independent implementation settled against the skill: the same.
+    (GATE_ADEQUACY, FailureKind.VERIFY_ACCEPTANCE),
     # Right answers, but a time that grows faster than the input (or passes the deadline at the input bound).
     (GATE_RESOURCE, FailureKind.VERIFY_RESOURCE),
     # The coach runs only after every gate above passed; its request for changes is the builder's outcome.
@@ -97,6 +100,8 @@ def _key_facts(gate: str, result: GateResult) -> list[str]:
         # The kinds of counterexample, not the generated values (which change with every fix).
         keys += [f"differential:{c.get('kind')}" for c in result.details.get("counterexamples") or []
                  if isinstance(c, dict)]
+    if gate == GATE_ADEQUACY:
+        keys += ["adequacy:counterexample"] if result.details.get("counterexamples") else []
     if gate == GATE_RESOURCE:
         # The fields and shapes that grew too fast, not their times (which change with every run).
         keys += [f"resource:{s.get('shape')}" for s in result.details.get("shapes") or []
@@ -192,8 +197,8 @@ def classify(failure: AttemptFailure) -> Classification:
             if gate == GATE_COACH:
                 # The reviewer's findings (it never saw a holdout): the next packet carries them to the builder.
                 entry["findings"] = list(result.details.get("findings") or [])
-            if gate == GATE_DIFFERENTIAL:
-                # Generated inputs only (never a holdout): the builder may see them, with both answers.
+            if gate in (GATE_DIFFERENTIAL, GATE_ADEQUACY):
+                # Generated inputs and probes only (never a holdout): the builder may see them, with both answers.
                 entry["counterexamples"] = list(result.details.get("counterexamples") or [])
             if gate == GATE_RESOURCE:
                 # Generated inputs only: the field, the input shape, the sizes and times, the fitted growth.

@@ -14,10 +14,11 @@ from kavi.forge.ceremony import plan_markdown
 from kavi.forge.context import ForgeContext
 from kavi.forge.packet import prepare_packet
 from kavi.forge.promote import NotVerified, PromotionRefused, promote
+from kavi.forge.questions import open_questions
 from kavi.forge.research import NOT_THE_MODELS, record_success, research
 from kavi.forge.verify import evidence_markdown, verify
 from kavi.routing.thompson import NoModelAvailable
-from kavi.verdicts import ALL_GATES, GateResult
+from kavi.verdicts import ALL_GATES, GATE_ADEQUACY, GateResult
 from kavi_assets.assets.partitions import proposals_partitions
 from resources.attempt_lock import AttemptLockResource
 from resources.gates import GateRunnerResource
@@ -131,6 +132,7 @@ def proposal(
             "examples": dg.MetadataValue.int(len(spec.examples)),
             "holdout_examples": dg.MetadataValue.int(len(spec.holdout_examples)),
             "spec": dg.MetadataValue.json(spec.builder_view()),
+            **questions_metadata(ctx, name),
         }
     )
 
@@ -286,6 +288,13 @@ def verify_and_research(
         if ev.get("agreement_rate") is not None:
             report_meta["agreement_rate"] = dg.MetadataValue.float(float(ev["agreement_rate"]))
         report_meta["counterexamples"] = dg.MetadataValue.json(ev.get("counterexamples") or [])
+    adequacy = by_gate.get(GATE_ADEQUACY)
+    if adequacy is not None and adequacy.details.get("tried"):
+        d = adequacy.details
+        report_meta["adequacy"] = dg.MetadataValue.md(adequacy_markdown(adequacy))
+        for figure in ("tried", "killed", "surviving", "equivalent"):
+            report_meta[f"mutants_{figure}"] = dg.MetadataValue.int(int(d.get(figure) or 0))
+        report_meta["open_questions"] = dg.MetadataValue.int(len(d.get("questions") or []))
     if out.ceremony:  # the level, its reason, and what it skipped
         report_meta["ceremony_level"] = str(out.ceremony["level"])
         report_meta["ceremony"] = dg.MetadataValue.md(plan_markdown(out.ceremony))
@@ -333,6 +342,25 @@ def verify_and_research(
     yield status_observation(ctx, name)
 
 
+def questions_metadata(ctx: ForgeContext, name: str) -> dict[str, Any]:
+    """The questions the latest verification's evidence leaves open, as the proposal's metadata."""
+    asked = open_questions(ctx, name)
+    return {"open_questions": dg.MetadataValue.int(len(asked)),
+            "questions": dg.MetadataValue.md("\n".join(f"{q.number}. {plain(q.ask())}" for q in asked)
+                                             or "none open")}
+
+
+def adequacy_markdown(result: GateResult) -> str:
+    """The adequacy section of the report: the mutants and what became of them, and the questions asked."""
+    d = result.details
+    lines = [f"**{plain(result.reason)}**", "",
+             _md_table(["killed by", "mutants"], [[k, str(v)] for k, v in (d.get("killed_by") or {}).items()])]
+    for q in d.get("questions") or []:
+        lines.append(f"- question {q.get('number')}: input `{json.dumps(q.get('input'), sort_keys=True)[:160]}`, "
+                     f"the skill `{json.dumps(q.get('candidate'), sort_keys=True, default=str)[:120]}`")
+    return "\n".join(lines)
+
+
 def status_line(ctx: ForgeContext, name: str) -> str:
     """The skill's status as the ledger has it now, with its latest attempt's failure kind: one short line."""
     with ctx.records.session():  # one connection for both reads
@@ -350,7 +378,8 @@ def status_observation(ctx: ForgeContext, name: str) -> dg.AssetObservation:
     partition of `proposal` carries its TRUSTED / VERIFIED / FAILED / ESCALATED status as its latest event, which
     the asset page's partition view shows, and the `kavi/status` tag makes the event list readable at a glance."""
     line = status_line(ctx, name)
-    return dg.AssetObservation(asset_key=PROPOSAL_KEY, partition=name, metadata={"status": line},
+    return dg.AssetObservation(asset_key=PROPOSAL_KEY, partition=name,
+                               metadata={"status": line, **questions_metadata(ctx, name)},
                                tags={"kavi/status": line.split(" ", 1)[0]})
 
 

@@ -1,0 +1,232 @@
+"""The mutation analysis of the evidence, for real (the gate sandbox, the skill's mutants, the independent's run): a
+wrong skill the examples cannot refute raises the question that exposes it; the independent implementation answers
+a question before any person and refutes a candidate it sides against; an honest skill with an honest independent
+leaves no question; a skill that raises on a probe asks whether that input is its to answer; the plan of mutants is
+deterministic and compiles; the probes never come from a holdout."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from kavi.gates.adequacy import AdequacyConfig, plan_adequacy, probe_inputs
+from kavi.gates.differential import EvidenceConfig
+from kavi.gates.mutants import choose, mutant_code, plan_mutants
+from kavi.gates.runner import GateConfig, run_gates
+from kavi.lifecycle import FailureKind, Verdict
+from kavi.proposals.model import Proposal, parse_proposal
+from kavi.research.classifier import AttemptFailure, classify
+from kavi.verdicts import GATE_ADEQUACY, GateResult
+from tests.factories import SIGN_OF_SPEC, sign_of_source, warm_mypy_cache_root
+
+HONEST = sign_of_source("1 if n > 0 else (-1 if n < 0 else 0)")
+INDEPENDENT = sign_of_source("(n > 0) - (n < 0)")
+# Right on the example (5) and the holdout (-7), wrong at zero: a plausible wrong skill the evidence cannot refute.
+WRONG_AT_ZERO = sign_of_source("1 if n >= 0 else -1")
+# Wrong at 1000 only, far from every example and generated input; its mutant `1000 → 1001` answers 1 there, as an
+# honest independent does.
+WRONG_AT_1000 = sign_of_source("0 if n in (0, 1000) else (1 if n > 0 else -1)")
+TESTS = '''from skills.sign_of import SignOf, SignOfInput
+
+
+def sign(n: int) -> int:
+    return SignOf().execute(SignOfInput(n=n)).sign
+
+
+def test_positive() -> None:
+    assert sign(5) == 1
+
+
+def test_negative() -> None:
+    assert sign(-7) == -1
+'''
+
+
+@pytest.fixture(scope="module")
+def sign_of() -> Proposal:
+    return parse_proposal(SIGN_OF_SPEC)
+
+
+def _gates(tmp_path: Path, proposal: Proposal, skill: str, independent: str | None = None,
+           tests: str = TESTS) -> dict[str, GateResult]:
+    files = {f"skills/{proposal.name}.py": skill.encode(), f"tests/test_skill_{proposal.name}.py": tests.encode()}
+    config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"))
+    out = run_gates(tmp_path / "gates", proposal, files, config,
+                    independent=independent.encode() if independent is not None else None,
+                    independent_label="recorded-coder-b" if independent is not None else "")
+    return {r.gate: r for r in out.results}
+
+
+def test_a_wrong_skill_the_examples_cannot_refute_raises_the_question_that_exposes_it(
+        tmp_path: Path, sign_of: Proposal) -> None:
+    res = _gates(tmp_path, sign_of, WRONG_AT_ZERO)
+    assert all(r.ok for r in res.values()), {g: r.reason for g, r in res.items() if not r.ok}
+    adequacy = res[GATE_ADEQUACY]
+    assert adequacy.verdict is Verdict.PASSED, adequacy.reason
+    d = adequacy.details
+    assert d["tried"] > 0 and d["tried"] == d["killed"] + d["surviving"] + d["equivalent"] + d["not_finished"]
+    assert d["surviving"] >= 1 and "open question" in adequacy.reason
+    # The question at zero, shrunk to it: the skill says 1, a variant that passes everything says something else.
+    zero = [q for q in d["questions"] if q["input"] == {"n": 0}]
+    assert zero, d["questions"]
+    assert zero[0]["kind"] == "mutant" and zero[0]["candidate"] == {"sign": 1}
+    assert zero[0]["alternatives"] and all(a != {"sign": 1} for a in zero[0]["alternatives"])
+    assert zero[0]["mutants"] and "line" in zero[0]["mutants"][0]
+    assert len(d["questions"]) <= AdequacyConfig().max_questions
+
+
+def test_the_independent_refutes_a_candidate_where_it_sides_with_a_mutant(tmp_path: Path, sign_of: Proposal) -> None:
+    res = _gates(tmp_path, sign_of, WRONG_AT_1000, independent=INDEPENDENT)
+    adequacy = res[GATE_ADEQUACY]
+    assert adequacy.verdict is Verdict.FAILED, adequacy.reason
+    assert res["differential"].ok, res["differential"].reason  # the generated inputs never reach 1000
+    assert any('{"n": 1000}' in m and "independent implementation" in m and "variant of your skill" in m
+               for m in adequacy.messages), adequacy.messages
+    assert adequacy.details["counterexamples"][0]["independent"] == {"sign": 1}
+    # A behavioural failure: retried with the counterexample, like the differential gate's.
+    kind = classify(AttemptFailure("verify", "gates failed", gate_results=list(res.values()))).kind
+    assert kind is FailureKind.VERIFY_ACCEPTANCE
+
+
+def test_the_independent_answers_first_and_an_honest_skill_leaves_no_question(tmp_path: Path,
+                                                                               sign_of: Proposal) -> None:
+    res = _gates(tmp_path, sign_of, HONEST, independent=INDEPENDENT)
+    adequacy = res[GATE_ADEQUACY]
+    assert adequacy.verdict is Verdict.PASSED, adequacy.reason
+    assert adequacy.details["questions"] == []
+    assert adequacy.details["settled_by_independent"] >= 1
+    # Without a second opinion the same honest skill asks the person what the examples leave open, zero first.
+    alone = _gates(tmp_path / "alone", sign_of, HONEST)[GATE_ADEQUACY]
+    assert alone.verdict is Verdict.PASSED
+    assert alone.details["questions"][0]["input"] == {"n": 0}
+    assert alone.details["questions"][0]["candidate"] == {"sign": 0}
+
+
+LAST_SPEC = {
+    "name": "last_item", "side_effect_class": "READ_ONLY",
+    "description": "Return the last item of a list of integers.",
+    "inputs": [{"name": "items", "type": "list[int]"}], "outputs": [{"name": "item", "type": "int"}],
+    "examples": [{"input": {"items": [4, 5, 6, 7, 8, 9, 10, 11, 12]}, "expected": {"item": 12}},
+                 {"input": {"items": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}, "expected": {"item": 10}}],
+}
+LAST_SOURCE = '''"""The last item."""
+
+from pydantic import BaseModel
+
+from kavi_assets.skills.base import BaseSkill, SideEffectClass
+
+
+class LastItemInput(BaseModel):
+    items: list[int]
+
+
+class LastItemOutput(BaseModel):
+    item: int
+
+
+class LastItem(BaseSkill[LastItemInput, LastItemOutput]):
+    name = "last_item"
+    description = "Return the last item of a list."
+    input_model = LastItemInput
+    output_model = LastItemOutput
+    side_effect_class = SideEffectClass.READ_ONLY
+
+    def execute(self, input_data: LastItemInput) -> LastItemOutput:
+        items = input_data.items
+        if items[8] < 0:
+            return LastItemOutput(item=0)
+        return LastItemOutput(item=items[-1])
+'''
+LAST_TESTS = '''from skills.last_item import LastItem, LastItemInput
+
+
+def test_last() -> None:
+    assert LastItem().execute(LastItemInput(items=[4, 5, 6, 7, 8, 9, 10, 11, 12])).item == 12
+
+
+def test_negative_ninth() -> None:
+    assert LastItem().execute(LastItemInput(items=[1, 1, 1, 1, 1, 1, 1, 1, -1])).item == 0
+'''
+
+
+def test_a_skill_that_raises_on_a_probe_asks_whether_the_input_is_its_to_answer(tmp_path: Path) -> None:
+    proposal = parse_proposal(LAST_SPEC)
+    res = _gates(tmp_path, proposal, LAST_SOURCE, tests=LAST_TESTS)
+    adequacy = res[GATE_ADEQUACY]
+    assert adequacy.verdict is Verdict.PASSED, adequacy.reason
+    crash = [q for q in adequacy.details["questions"] if q["kind"] == "crash"]
+    assert crash and "IndexError" in crash[0]["candidate"]
+    assert len(crash[0]["input"]["items"]) < 9
+
+
+def test_the_plan_is_deterministic_and_every_mutant_compiles() -> None:
+    plan = plan_mutants(WRONG_AT_1000)
+    assert plan == plan_mutants(WRONG_AT_1000)
+    assert {m.operator for m in plan} >= {"comparison", "constant", "branch"}
+    for m in plan:
+        qualname, code = mutant_code(WRONG_AT_1000, m.index, "<skill>")
+        assert qualname == "SignOf.execute" and code.co_filename == "<skill>"
+    # Spread over the operators when capped.
+    few = choose(plan, 4)
+    assert len(few) == 4 and len({m.operator for m in few}) == 4
+
+
+def test_functions_a_mutant_cannot_move_are_left_alone() -> None:
+    source = '''
+import functools
+
+
+class A:
+    def uses_super(self) -> int:
+        return super().__hash__() + 1
+
+    def mangled(self) -> int:
+        return self.__secret + 1
+
+    @functools.cache
+    def cached(self) -> int:
+        return 1 + 1
+
+    @staticmethod
+    def plain(x: int) -> bool:
+        return x > 1
+'''
+    plan = plan_mutants(source)
+    assert plan and {m.function for m in plan} == {"A.plain"}
+    ast.parse(source)
+
+
+def test_probes_come_from_the_shown_examples_only(sign_of: Proposal) -> None:
+    probes = probe_inputs(sign_of, WRONG_AT_1000, [], 100)
+    inputs = [p["input"] for p in probes]
+    assert {"n": 1000} in inputs and {"n": 999} in inputs and {"n": 1001} in inputs  # the code's constants, and next
+    assert {"n": 5} not in inputs and {"n": -7} not in inputs  # the example's and the holdout's own
+    assert len(inputs) == len({str(sorted(i.items())) for i in inputs})
+    # An input a person declared outside the domain is not asked again.
+    outside = parse_proposal({**SIGN_OF_SPEC, "outside_domain": [{"n": 0}]})
+    assert {"n": 0} not in [p["input"] for p in probe_inputs(outside, WRONG_AT_1000, [], 100)]
+
+
+def test_a_list_shown_at_one_length_keeps_it() -> None:
+    spec = {"name": "pair_sum", "side_effect_class": "READ_ONLY", "description": "Add the two numbers of a pair.",
+            "inputs": [{"name": "args", "type": "list[json]"}], "outputs": [{"name": "result", "type": "json"}],
+            "examples": [{"input": {"args": [1, 2]}, "expected": {"result": 3}},
+                         {"input": {"args": [5, 7]}, "expected": {"result": 12}}]}
+    probes = probe_inputs(parse_proposal(spec), "def f(a: int) -> int:\n    return a + 3\n", [], 200)
+    assert probes and all(len(p["input"]["args"]) == 2 for p in probes)
+
+
+def test_off_at_the_ceremony_levels_without_evidence(sign_of: Proposal) -> None:
+    plan = plan_adequacy(sign_of, HONEST, [], AdequacyConfig(enabled=False, skipped_reason="ceremony low"))
+    assert plan.section is None and plan.note == "ceremony low"
+    off = plan_adequacy(sign_of, HONEST, [], AdequacyConfig(max_mutants=0))
+    assert off.section is None
+
+
+def test_off_when_the_evidence_is_off(tmp_path: Path, sign_of: Proposal) -> None:
+    files = {"skills/sign_of.py": HONEST.encode(), "tests/test_skill_sign_of.py": TESTS.encode()}
+    config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"),
+                        evidence=EvidenceConfig(enabled=False, skipped_reason="ceremony low: evidence off"))
+    out = run_gates(tmp_path / "gates", sign_of, files, config)
+    adequacy = {r.gate: r for r in out.results}[GATE_ADEQUACY]
+    assert adequacy.verdict is Verdict.OMITTED and "ceremony low" in adequacy.reason and adequacy.ok
