@@ -36,13 +36,15 @@ HERE = Path(__file__).resolve().parent
 @dataclass
 class Outcome:
     name: str
-    passed: bool
+    passed: bool  # every gate passed in the first round
     failing: list[str]
-    questions: list[dict[str, Any]]
+    questions: list[dict[str, Any]]  # the first round's
     adequacy: dict[str, Any]
     adequacy_s: float
     verify_s: float
-    exposed_at: int | None = None  # 1-based number of the first question the reference answers against the skill
+    exposed_after: int | None = None  # questions a person answered until one exposed the skill (all rounds)
+    answered: int = 0  # questions answered over every round
+    rounds: int = 1  # verifications until no question was left or one exposed the skill
 
 
 def _files(cassette: Path) -> dict[str, str]:
@@ -55,53 +57,90 @@ def _skill(files: dict[str, str]) -> str:
     return next(v for k, v in files.items() if k.startswith("skills/"))
 
 
-def _verify(data: Path, name: str, mutant: bool, independent: bool, adequacy: bool, mypy_cache: Path) -> Outcome:
+def _gates(proposal: Any, files: dict[str, str], reference: str | None, adequacy: bool, questions: int | None,
+           mypy_cache: Path, work: Path) -> tuple[Any, float]:
     from kavi.forge.context import ForgeSettings, adequacy_config
     from kavi.gates.runner import GateConfig, run_gates
+
+    settings = ForgeSettings(adequacy_max_mutants=ForgeSettings.adequacy_max_mutants if adequacy else 0,
+                             adequacy_max_questions=questions if questions is not None
+                             else ForgeSettings.adequacy_max_questions)
+    config = GateConfig(wall_s=60, mypy_cache_root=mypy_cache, adequacy=adequacy_config(settings, True, ""))
+    t0 = time.perf_counter()
+    out = run_gates(work, proposal, {k: v.encode() for k, v in files.items()}, config,
+                    independent=reference.encode() if reference is not None else None,
+                    independent_label="dataset reference" if reference is not None else "")
+    return out, time.perf_counter() - t0
+
+
+def _verify(data: Path, name: str, mutant: bool, independent: bool, adequacy: bool, mypy_cache: Path,
+            questions: int | None = None, rounds: int = 1) -> Outcome:
+    """Verify one proposal; with `rounds` > 1 and no independent, a person (the dataset's reference) answers every
+    question of a passing skill, each answer added to the spec as `kavi answer` adds it, and the skill is verified
+    again, until a question exposes it, none is left, or the rounds run out."""
     from kavi.proposals.model import load_proposal
     from kavi.verdicts import GATE_ADEQUACY
 
     proposal = load_proposal(data / ("mutant-proposals" if mutant else "proposals") / f"{name}.json")
     files = _files(data / ("mutant-cassettes" if mutant else "cassettes") / f"{name}.yaml")
     reference = _skill(_files(data / "cassettes" / f"{name}.yaml"))
-    settings = ForgeSettings() if adequacy else ForgeSettings(adequacy_max_mutants=0)
-    config = GateConfig(wall_s=60, mypy_cache_root=mypy_cache, adequacy=adequacy_config(settings, True, ""))
     work = Path(tempfile.mkdtemp(prefix="kavi-adequacy-"))
-    t0 = time.perf_counter()
-    out = run_gates(work / "gates", proposal, {k: v.encode() for k, v in files.items()}, config,
-                    independent=reference.encode() if independent else None,
-                    independent_label="dataset reference" if independent else "")
-    took = time.perf_counter() - t0
+    out, took = _gates(proposal, files, reference if independent else None, adequacy, questions, mypy_cache,
+                       work / "gates-1")
     by_gate = {r.gate: r for r in out.results}
     result = by_gate[GATE_ADEQUACY]
     outcome = Outcome(name, out.passed, [g for g, r in by_gate.items() if not r.ok],
                       list(result.details.get("questions") or []), dict(result.details), result.duration_s, took)
-    if mutant and out.passed and outcome.questions:
-        outcome.exposed_at = _first_exposing(work, proposal, reference, outcome.questions)
+    asked = outcome.questions
+    for round_number in range(1, rounds + 1):
+        if not out.passed:
+            if round_number > 1:  # the answers of the rounds before made it fail acceptance
+                outcome.exposed_after = outcome.answered
+            break
+        if not asked or round_number == rounds:
+            break
+        proposal, exposing = _answer(work / f"person-{round_number}", proposal, reference, asked)
+        if exposing is not None:
+            outcome.exposed_after = outcome.answered + exposing
+            outcome.answered += exposing
+            break
+        outcome.answered += len(asked)
+        outcome.rounds += 1
+        out, _took = _gates(proposal, files, None, adequacy, questions, mypy_cache, work / f"gates-{round_number + 1}")
+        asked = list({r.gate: r for r in out.results}[GATE_ADEQUACY].details.get("questions") or [])
     return outcome
 
 
-def _first_exposing(work: Path, proposal: Any, reference: str, questions: list[dict[str, Any]]) -> int | None:
-    """The person answers each question with what the dataset's reference returns (run in the gate sandbox): the
-    first answer that differs from the skill's (or a value where the skill raised) exposes it."""
+def _answer(work: Path, proposal: Any, reference: str, questions: list[dict[str, Any]]) -> tuple[Any, int | None]:
+    """The person answers each question in turn with what the dataset's reference returns (run in the gate sandbox):
+    (the spec with every answer in it, as holdouts or inputs outside the domain; the number of the first answer that
+    contradicts the skill, or None)."""
+    from kavi.forge.holdouts import HoldoutError, with_holdout
     from kavi.gates.acceptance import run_cases
     from kavi.gates.differential import _declared
     from kavi.gates.values import equal
+    from kavi.proposals.model import parse_proposal
     from kavi.sandbox.runner import Limits
 
     asked = [q for q in questions if isinstance(q.get("input"), dict)]
-    run = run_cases(work / "person", proposal, reference.encode(), [{"input": q["input"]} for q in asked],
-                    Limits(wall_s=30))
-    for i, q in enumerate(asked):
-        answer = run.results.get(i)
+    run = run_cases(work, proposal, reference.encode(), [{"input": q["input"]} for q in asked], Limits(wall_s=30))
+    for i, q in enumerate(asked, 1):
+        answer = run.results.get(i - 1)
         if not answer or not answer.get("ran"):
-            continue  # the reference refuses the input too: the person says it is outside the domain
-        if q.get("kind") == "crash":
-            return int(q["number"])
+            # The reference refuses the input too: the person says it is outside the domain.
+            data = proposal.model_dump(mode="json")
+            data["outside_domain"] = [*data.get("outside_domain", []), q["input"]]
+            proposal = parse_proposal(data, proposal.name)
+            continue
         skill = q.get("candidate")
-        if isinstance(skill, dict) and not equal(_declared(proposal, answer["output"]), _declared(proposal, skill)):
-            return int(q["number"])
-    return None
+        right = _declared(proposal, answer["output"])
+        if q.get("kind") == "crash" or not (isinstance(skill, dict) and equal(right, _declared(proposal, skill))):
+            return proposal, i
+        try:
+            proposal = with_holdout(proposal, q["input"], right)
+        except HoldoutError:
+            continue
+    return proposal, None
 
 
 def _run_all(data: Path, names: list[str], workers: int, **kw: Any) -> list[Outcome]:
@@ -119,6 +158,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--questions", type=int, default=None, help="questions kept per attempt (default: the "
+                                                                         "forge's, KAVI_ADEQUACY_MAX_QUESTIONS)")
+    parser.add_argument("--rounds", type=int, default=3, help="verifications per skill while a person answers its "
+                                                                  "questions (1: the first verification's only)")
+    parser.add_argument("--mutants-only", action="store_true", help="only the mutants without an independent")
     args = parser.parse_args()
     os.environ.setdefault("KAVI_HOME", tempfile.mkdtemp(prefix="kavi-adequacy-home-"))
     data = args.data
@@ -140,15 +184,20 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}")
 
     alone = _run_all(data, mutants, args.workers, mutant=True, independent=False, adequacy=True,
-                     mypy_cache=mypy_cache)
+                     mypy_cache=mypy_cache, questions=args.questions, rounds=args.rounds)
+    if args.mutants_only:
+        for o in alone:
+            print(f"{o.name}: passed={o.passed} questions={len(o.questions)} exposed_after={o.exposed_after} "
+                  f"answered={o.answered} rounds={o.rounds}")
+        return
     passed = [o for o in alone if o.passed]
-    exposed = [o for o in passed if o.exposed_at is not None]
-    silent = [o for o in passed if o.exposed_at is None]
+    exposed = [o for o in passed if o.exposed_after is not None]
+    silent = [o for o in passed if o.exposed_after is None]
     with_indep = _run_all(data, mutants, args.workers, mutant=True, independent=True, adequacy=True,
                           mypy_cache=mypy_cache)
     rejected = [o for o in with_indep if not o.passed]
     honest_alone = _run_all(data, refs, args.workers, mutant=False, independent=False, adequacy=True,
-                            mypy_cache=mypy_cache)
+                            mypy_cache=mypy_cache, questions=args.questions, rounds=args.rounds)
     honest_indep = _run_all(data, refs, args.workers, mutant=False, independent=True, adequacy=True,
                             mypy_cache=mypy_cache)
     # Side by side: each reference verified with the analysis off, then on, one after the other.
@@ -162,6 +211,7 @@ def main() -> None:
         times_on.append(on.verify_s)
         verdicts_same += (off.failing == [g for g in on.failing if g != "adequacy"])
     q_alone = [len(o.questions) for o in honest_alone if o.passed]
+    q_total = [o.answered for o in honest_alone if o.passed]
     q_indep = [len(o.questions) for o in honest_indep if o.passed]
     adequacy_s = [o.adequacy_s for o in honest_indep if o.passed]
     ratio = _median(times_on) / _median(times_off) - 1 if times_off else float("nan")
@@ -175,14 +225,18 @@ def main() -> None:
     print(f"{'mutants, no independent: trusted without an exposing question':64} "
           f"{share(len(silent), len(alone)):>14} {'<= 1 in 20':>10}")
     print(f"{'mutants, no independent: exposed by a question':64} {share(len(exposed), len(alone)):>14}")
+    first_round = [o for o in exposed if o.rounds == 1]
+    print(f"{'  of which by a question of the first verification':64} {share(len(first_round), len(alone)):>14}")
     if exposed:
-        until = [o.exposed_at or 0 for o in exposed]
+        until = [o.exposed_after or 0 for o in exposed]
         print(f"{'  questions answered until the exposing one (median, max)':64} "
               f"{_median([float(n) for n in until]):>9.0f}, {max(until):>3}")
     print(f"{'mutants, the reference as independent: rejected':64} {share(len(rejected), len(with_indep)):>14} "
           f"{'100%':>10}")
-    print(f"{'references, no independent: questions per skill (median, max)':64} "
+    print(f"{'references, no independent: questions, first verification (median, max)':64} "
           f"{_median([float(q) for q in q_alone]):>9.0f}, {max(q_alone, default=0):>3} {'<= 2':>10}")
+    print(f"{'references, no independent: answered until none is left (median, max)':64} "
+          f"{_median([float(q) for q in q_total]):>9.0f}, {max(q_total, default=0):>3}")
     print(f"{'references, with independent: questions per skill (median, max)':64} "
           f"{_median([float(q) for q in q_indep]):>9.0f}, {max(q_indep, default=0):>3}")
     print(f"{'p50 verification, analysis off (s)':64} {_median(times_off):>14.2f}")
@@ -194,7 +248,7 @@ def main() -> None:
     if silent:
         print("\nmutants trusted without an exposing question:")
         for o in silent:
-            print(f"  {o.name}: {len(o.questions)} question(s); "
+            print(f"  {o.name}: {o.answered} question(s) answered over {o.rounds} verification(s); "
                   f"{o.adequacy.get('tried', 0)} mutants tried, {o.adequacy.get('surviving', 0)} surviving, "
                   f"{o.adequacy.get('equivalent', 0)} equivalent")
     escaped = [o.name for o in with_indep if o.passed]

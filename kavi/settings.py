@@ -57,7 +57,7 @@ RESOURCE_DEADLINE_S = 10.0
 RESOURCE_BUDGET_S = 3.0
 # The mutation analysis of the evidence, unless KAVI_ADEQUACY_MAX_MUTANTS / _MAX_QUESTIONS / _BUDGET_S say else: the
 # mutants tried per attempt (0: off), the questions kept for a person, the sandbox seconds it may spend.
-ADEQUACY_MAX_MUTANTS = 40
+ADEQUACY_MAX_MUTANTS = 80
 ADEQUACY_MAX_QUESTIONS = 3
 ADEQUACY_BUDGET_S = 1.5
 # A fixed replayed latency per recorded answer (not capped like KAVI_RECORDED_SPEED's scaled one), and

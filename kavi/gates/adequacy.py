@@ -24,6 +24,7 @@ from kavi.proposals.model import Example, Proposal
 from kavi.verdicts import GATE_ADEQUACY, GateResult
 
 MAX_COUNTEREXAMPLES = 5
+MAX_SUBTLETY = 1_000_000  # a variant whose count of differing inputs was not reported
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class AdequacyConfig:
 
     enabled: bool = True
     skipped_reason: str = ""
-    max_mutants: int = 40
+    max_mutants: int = 80
     max_questions: int = 3
     max_probes: int = 100
     budget_s: float = 1.5
@@ -298,13 +299,17 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
         key = canonical(question_input)
         q = questions.setdefault(key, {"input": question_input, "candidate": shrunk.get("candidate",
                                                                                          first.get("candidate")),
-                                       "alternatives": [], "mutants": []})
+                                       "alternatives": [], "mutants": [], "subtlest": MAX_SUBTLETY})
+        q["subtlest"] = min(q["subtlest"], int(report.get("differs_on") or MAX_SUBTLETY))
         alternative = shrunk.get("mutant", first.get("mutant"))
         if not any(_same(proposal, alternative, a) for a in q["alternatives"]):
             q["alternatives"].append(alternative)
         q["mutants"].append(mutant.describe())
     crash_questions = _crash_questions(proposal, done, indep, generated, plan.probes, refuted, details)
-    ranked = sorted(questions.values(), key=lambda q: (-len(q["mutants"]), len(canonical(q["input"]))))
+    # The subtlest variants first (those that part from the candidate on the fewest inputs: a plausible wrong skill
+    # differs from the right one on few), then those most variants share, then the smallest input.
+    ranked = sorted(questions.values(),
+                    key=lambda q: (q["subtlest"], -len(q["mutants"]), len(canonical(q["input"]))))
     ranked += sorted(crash_questions, key=lambda q: len(canonical(q["input"])))
     kept = ranked[: max(0, config.max_questions)]
     details.update(

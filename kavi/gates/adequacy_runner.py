@@ -21,6 +21,7 @@ from kavi.gates.values import equal
 MAX_SHRINK_CALLS = 60
 MAX_DISTINGUISHING = 3
 MAX_CRASHES = 10
+MAX_COUNTED = 12
 
 
 def _pinned(output: Any, pinned: list[str]) -> Any:
@@ -201,9 +202,12 @@ def _judge_mutant(call: Call, cases: list[dict[str, Any]], judged: int,
         if differs(mine, theirs):
             return {"status": "killed", "by": "case", "case": i, "why": "output"}
     found: list[dict[str, Any]] = []
+    count = 0  # the pool inputs it differs on, up to MAX_COUNTED: how subtle a variant it is
     for key, case, theirs in usable:
         if time.monotonic() > deadline:
-            return {"status": "cut", "distinguishing": found}
+            if not found:
+                return {"status": "cut"}
+            break
         mine = call(case, cap)
         if mine.get("error_kind") == "timeout":
             return {"status": "killed", "by": "pool", "key": key, "why": "timeout"}
@@ -211,15 +215,17 @@ def _judge_mutant(call: Call, cases: list[dict[str, Any]], judged: int,
             # No oracle says the input is inside the spec's domain: an exception here decides nothing.
             continue
         if differs(mine, theirs):
-            found.append({"key": key, "candidate": theirs.get("output"), "mutant": mine.get("output")})
-            if len(found) >= MAX_DISTINGUISHING:
+            count += 1
+            if len(found) < MAX_DISTINGUISHING:
+                found.append({"key": key, "candidate": theirs.get("output"), "mutant": mine.get("output")})
+            if count >= MAX_COUNTED:
                 break
     if not found:
         return {"status": "equivalent"}
     first_key = found[0]["key"]
     case = next(c for k, c, _e in usable if k == first_key)
     shrunk = _shrink(call, case, found[0], cap, deadline, differs, installed)
-    return {"status": "distinguished", "distinguishing": found, "shrunk": shrunk}
+    return {"status": "distinguished", "distinguishing": found, "differs_on": count, "shrunk": shrunk}
 
 
 def _shrink(call: Call, case: dict[str, Any], first: dict[str, Any], cap: float,

@@ -142,6 +142,13 @@ def _sites(node: ast.AST, parent_is_slice: bool) -> list[tuple[str, str, _Apply]
                 return n
 
             out.append(("constant", f"{value} → {new}", shift))
+    elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        flipped = not node.value
+
+        def flip_bool(n: ast.Constant, flipped: bool = flipped) -> ast.AST:
+            return _set(n, "value", flipped)
+
+        out.append(("constant", f"{node.value} → {flipped}", flip_bool))
     elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and not parent_is_slice:
         def empty(n: ast.Constant) -> ast.AST:
             n.value = ""
@@ -179,7 +186,10 @@ def _sites(node: ast.AST, parent_is_slice: bool) -> list[tuple[str, str, _Apply]
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
         out.append(("operator", f"{'not' if isinstance(node.op, ast.Not) else 'unary -'} dropped",
                     lambda n: n.operand))
+    elif isinstance(node, ast.While):
+        out.append(("branch", "loop condition negated", lambda n: _set(n, "test", _negated(n.test))))
     elif isinstance(node, ast.If):
+        out.append(("branch", "if condition negated", lambda n: _set(n, "test", _negated(n.test))))
         if node.orelse:
             out.append(("branch", "else branch dropped", lambda n: _set(n, "orelse", [])))
             out.append(("branch", "if branch dropped (only the else runs)",
@@ -190,10 +200,14 @@ def _sites(node: ast.AST, parent_is_slice: bool) -> list[tuple[str, str, _Apply]
         out.append(("branch", "if condition always true",
                     lambda n: _set(n, "test", ast.copy_location(ast.Constant(True), n.test))))
     elif isinstance(node, ast.IfExp):
+        out.append(("branch", "conditional expression: condition negated",
+                    lambda n: _set(n, "test", _negated(n.test))))
         out.append(("branch", "conditional expression: always the first value", lambda n: n.body))
         out.append(("branch", "conditional expression: always the second value", lambda n: n.orelse))
     elif isinstance(node, ast.comprehension) and node.ifs:
         out.append(("branch", "comprehension filter dropped", lambda n: _set(n, "ifs", [])))
+        out.append(("branch", "comprehension filter negated",
+                    lambda n: _set(n, "ifs", [_negated(t) for t in n.ifs])))
     elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         out.append(("call", f"call {_short(ast.unparse(node.value.func))}(...) dropped",
                     lambda n: ast.copy_location(ast.Pass(), n)))
@@ -236,6 +250,13 @@ def _sites(node: ast.AST, parent_is_slice: bool) -> list[tuple[str, str, _Apply]
 
                 out.append(("bound", f"slice {part} bound {'+' if delta > 0 else '-'} 1", slice_bound))
     return out
+
+
+def _negated(test: ast.expr) -> ast.expr:
+    """`not test`, or `test` itself when it was `not test`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    return ast.copy_location(ast.UnaryOp(ast.Not(), test), test)
 
 
 def _set(node: ast.AST, name: str, value: Any) -> ast.AST:
