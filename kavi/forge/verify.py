@@ -28,7 +28,7 @@ from kavi.ledger.records import BuildRow, LedgerRecordError, ProposalRow
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.redact import Redactor
 from kavi.research.classifier import AttemptFailure, classify
-from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
+from kavi.verdicts import GATE_ADEQUACY, GATE_DIFFERENTIAL, GateResult
 
 
 @dataclass(frozen=True)
@@ -221,6 +221,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         "gate_slot_wait_s": outcome.slot_wait_s,
         "gates": [r.to_dict() for r in outcome.results],
         "evidence": evidence,
+        "adequacy": adequacy_section(outcome.results),
         "ceremony": plan,
         "fingerprint": fingerprint_for(ctx).to_dict(),  # what judged it (stale when it moves)
         "runtime": runtime_containment(),  # how the skill will run once trusted, on this machine
@@ -247,6 +248,16 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     gate_failure = None if outcome.passed else AttemptFailure("verify", "gates failed", gate_results=outcome.results)
     return VerifyOutcome(build.build_id, build.attempt_number, True, outcome.passed, outcome.results,
                          outcome.isolation, outcome.duration_s, ref.sha256, gate_failure, evidence, plan)
+
+
+def adequacy_section(results: list[GateResult]) -> dict[str, Any]:
+    """The verification report's `adequacy`: the mutants tried, killed (and by what), surviving and equivalent, the
+    questions the evidence leaves open, and why the analysis did not run when it did not."""
+    gate = next((r for r in results if r.gate == GATE_ADEQUACY), None)
+    if gate is None:
+        return {"ran": False, "why": "not run"}
+    return {"ran": gate.verdict is not Verdict.OMITTED, "verdict": gate.verdict.value, "summary": gate.reason,
+            **gate.details}
 
 
 def evidence_section(ceremony: Ceremony, runs: bool, why: str, independent: IndependentOutcome | None,

@@ -139,6 +139,10 @@ def test_honest_candidate_that_agrees_is_trusted_and_the_independent_is_another_
     assert ev["independent"]["model"] == rows[0].model and ev["independent"]["sha256"] == rows[0].source_sha256
     report = json.loads(ctx.store.get(out.report_sha256))
     assert report["evidence"]["generated"] == ev["generated"]
+    # The mutation analysis ran, and the independent implementation settled what the examples leave open.
+    adequacy = report["adequacy"]
+    assert adequacy["ran"] and adequacy["verdict"] == "passed" and adequacy["tried"] > 0
+    assert adequacy["questions"] == [] and adequacy["settled_by_independent"] >= 1
     # Lineage: spec → answer → independent source → this verification report.
     edges = {(e["relation"], e["child"]) for e in ctx.records.lineage_edges("sign_of")}
     assert ("evidence_for", out.report_sha256) in edges
