@@ -102,6 +102,27 @@ class SignOf(BaseSkill[SignOfInput, SignOfOutput]):
 '''
 
 
+# The sign_of skill's tests, as a builder would write them from the example and holdout.
+SIGN_OF_TESTS = '''from skills.sign_of import SignOf, SignOfInput
+
+
+def sign(n: int) -> int:
+    return SignOf().execute(SignOfInput(n=n)).sign
+
+
+def test_positive() -> None:
+    assert sign(5) == 1
+
+
+def test_negative() -> None:
+    assert sign(-7) == -1
+
+
+def test_large() -> None:
+    assert sign(10**9) == 1
+'''
+
+
 def sign_of_source(body: str = "1 if n > 0 else (-1 if n < 0 else 0)") -> str:
     """The sign_of skill's source, its returned sign computed by `body` (an expression in n)."""
     return _SIGN_OF_SOURCE.format(body=body)

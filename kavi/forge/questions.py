@@ -58,12 +58,14 @@ def settled_inputs(proposal: Proposal) -> set[str]:
 def questions(ctx: ForgeContext, name: str) -> list[Question]:
     """The questions of NAME's latest verification, numbered from 1, each marked answered when the current spec
     decides its input."""
-    row = ctx.records.require_proposal(name)
-    build = ctx.records.latest_build(name)
+    with ctx.records.session():  # one connection for the three reads (the status observation asks on every attempt)
+        row = ctx.records.require_proposal(name)
+        build = ctx.records.latest_build(name)
+        results = ctx.records.gate_results(build.build_id) if build is not None else []
     if build is None:
         return []
     settled = settled_inputs(row.proposal)
-    for result in ctx.records.gate_results(build.build_id):
+    for result in results:
         if result["gate"] != GATE_ADEQUACY:
             continue
         found = result["details"].get("questions") or []

@@ -17,10 +17,11 @@ from typing import Any
 
 from kavi.gates.boundary import canonical
 from kavi.gates.differential import _declared, _kept, _show
+from kavi.gates.generate import example_fixtures
 from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
 from kavi.gates.values import equal
 from kavi.lifecycle import Verdict
-from kavi.proposals.model import Example, Proposal
+from kavi.proposals.model import Proposal
 from kavi.verdicts import GATE_ADEQUACY, GateResult
 
 MAX_COUNTEREXAMPLES = 5
@@ -124,12 +125,6 @@ def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     return copy
 
 
-def _fixtures(ex: Example) -> dict[str, Any]:
-    dumped = ex.model_dump(mode="json")
-    return {"vault_files": dumped.get("vault_files") or {}, "http_responses": dumped.get("http_responses") or {},
-            "secrets": dumped.get("secrets") or {}}
-
-
 def probe_inputs(proposal: Proposal, source: str, taken: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Up to `limit` cases, each a shown example with one value changed: to a constant of the code (or one off),
     to another value of the same example (equal arguments), one step away, or a list shortened, grown, reordered.
@@ -153,7 +148,7 @@ def probe_inputs(proposal: Proposal, source: str, taken: list[dict[str, Any]], l
             # One length wherever shown: a field's own list, or a nested one that two examples or more agree on.
             shown = lengths.get(path, [])
             fixed = isinstance(value, list) and len(set(shown)) == 1 and (len(path) == 1 or len(shown) > 1)
-            queues.append((ex.input, _fixtures(ex), path, _leaf_variants(value, ints, strs, siblings, fixed)))
+            queues.append((ex.input, example_fixtures(ex), path, _leaf_variants(value, ints, strs, siblings, fixed)))
     cases: list[dict[str, Any]] = []
     step = 0
     while len(cases) < limit and any(step < len(q[3]) for q in queues):

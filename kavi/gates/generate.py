@@ -299,7 +299,8 @@ def _draws(proposal: Proposal, types: dict[str, FieldType], pools: Pools, count:
 # --- the cases ----------------------------------------------------------------------------------------------------
 
 
-def _fixtures(ex: Example) -> dict[str, Any]:
+def example_fixtures(ex: Example) -> dict[str, Any]:
+    """An example's handle fixtures (vault files, HTTP responses, secrets), as a case carries them."""
     dumped = ex.model_dump(mode="json")
     return {"vault_files": dumped.get("vault_files") or {}, "http_responses": dumped.get("http_responses") or {},
             "secrets": dumped.get("secrets") or {}}
@@ -327,7 +328,7 @@ def generated_cases(proposal: Proposal, *, max_cases: int, seed: int,
     seen = {canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
     seen |= {canonical(i) for i in proposal.outside_domain}  # a person said these are not the skill's to answer
     cases: list[dict[str, Any]] = []
-    fixtures = [_fixtures(ex) for ex in proposal.examples]
+    fixtures = [example_fixtures(ex) for ex in proposal.examples]
 
     def add(value: dict[str, Any], source: int) -> bool:
         if not _json_safe(value):

@@ -29,7 +29,7 @@ from kavi.verdicts import GATE_ACCEPTANCE, GATE_DIFFERENTIAL
 from kavi_assets.cli.main import app
 from resources.gates import GateRunnerResource
 from resources.llm import LLMResource
-from tests.factories import REPO, SIGN_OF_SPEC, sign_of_source
+from tests.factories import REPO, SIGN_OF_SPEC, SIGN_OF_TESTS, sign_of_source
 
 EXAMPLES = REPO / "kavi" / "examples" / "proposals"
 ALL_LEVELS = ("low", "standard", "strict")
@@ -40,24 +40,7 @@ HONEST = sign_of_source("1 if n > 0 else (-1 if n < 0 else 0)")
 WRONG = sign_of_source("1 if n >= 0 else -1")  # forgets zero: passes the example and the holdout
 INDEPENDENT = sign_of_source("(n > 0) - (n < 0)")
 
-TESTS = '''from skills.sign_of import SignOf, SignOfInput
-
-
-def sign(n: int) -> int:
-    return SignOf().execute(SignOfInput(n=n)).sign
-
-
-def test_positive() -> None:
-    assert sign(5) == 1
-
-
-def test_negative() -> None:
-    assert sign(-7) == -1
-
-
-def test_large() -> None:
-    assert sign(10**9) == 1
-'''
+TESTS = SIGN_OF_TESTS
 
 
 def _cassettes(tmp_path: Path, candidate: str, independent: str | None = INDEPENDENT, *, raw: str | None = None

@@ -17,7 +17,7 @@ from kavi.lifecycle import FailureKind, Verdict
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.research.classifier import AttemptFailure, classify
 from kavi.verdicts import GATE_ADEQUACY, GateResult
-from tests.factories import SIGN_OF_SPEC, sign_of_source, warm_mypy_cache_root
+from tests.factories import SIGN_OF_SPEC, SIGN_OF_TESTS, sign_of_source, warm_mypy_cache_root
 
 HONEST = sign_of_source("1 if n > 0 else (-1 if n < 0 else 0)")
 INDEPENDENT = sign_of_source("(n > 0) - (n < 0)")
@@ -26,20 +26,7 @@ WRONG_AT_ZERO = sign_of_source("1 if n >= 0 else -1")
 # Wrong at 1000 only, far from every example and generated input; its mutant `1000 → 1001` answers 1 there, as an
 # honest independent does.
 WRONG_AT_1000 = sign_of_source("0 if n in (0, 1000) else (1 if n > 0 else -1)")
-TESTS = '''from skills.sign_of import SignOf, SignOfInput
-
-
-def sign(n: int) -> int:
-    return SignOf().execute(SignOfInput(n=n)).sign
-
-
-def test_positive() -> None:
-    assert sign(5) == 1
-
-
-def test_negative() -> None:
-    assert sign(-7) == -1
-'''
+TESTS = SIGN_OF_TESTS
 
 
 @pytest.fixture(scope="module")
