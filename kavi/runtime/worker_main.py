@@ -210,6 +210,10 @@ def _describe(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"skills": described}
 
 
+_CALL_MODULES = ("kavi.runtime.trust", "kavi.runtime.errors", "kavi.runtime.skill_io", "kavi.skills.base",
+                 "kavi.skills.loading", "kavi.skills.source")
+
+
 def _warm_pydantic() -> None:
     """Build, validate and dump one model now: pydantic's first model costs tens of milliseconds of set-up, paid here
     while the worker waits, not by the call's skill."""
@@ -242,6 +246,10 @@ def main() -> int:
 
     # The contract as forged skills import it (a path in the layer above, loaded by name as the skills load it).
     importlib.import_module(CONTRACT_MODULE)
+    # What loading, validating and answering a call imports, loaded now too: paid while the worker waits, not by
+    # the call (the trust checks alone import the forge's vocabulary).
+    for module in _CALL_MODULES:
+        importlib.import_module(module)
 
     _warm_pydantic()
     channel.send({"ready": os.getpid()})

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,14 +31,29 @@ def _text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])
+
+
 def _workers() -> set[int]:
-    """Process ids of the interpreters of contained workers running on this machine now (one per worker; the
-    sandbox's wrappers around each are not counted)."""
+    """Process ids of the interpreters of contained workers started by this test's servers (descendants of this
+    process: another test worker's servers, running beside it under xdist, are not counted); the sandbox's wrappers
+    around each are not counted."""
     listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=False).stdout
     found = set()
+    me = os.getpid()
     for line in listing.splitlines():
         pid, _, args = line.strip().partition(" ")
-        if args.startswith(sys.executable) and "kavi.runtime.worker_main" in args:
+        if not (args.startswith(sys.executable) and "kavi.runtime.worker_main" in args):
+            continue
+        ancestor: int | None = int(pid)
+        while ancestor not in (None, 0, 1, me):
+            ancestor = _parent_of(ancestor)
+        if ancestor == me:
             found.add(int(pid))
     return found
 
