@@ -117,17 +117,41 @@ def write_vault_files(vault_root: Path, files: dict[str, str]) -> None:
             fh.write(content)
 
 
-def _context(job: dict[str, Any], case: dict[str, Any], vault_root: Path) -> Any:
+# A case's vault, written once per distinct set of files for a skill that cannot write to it: the mutation analysis
+# and the probes call the skill on the same fixtures hundreds of times. A FILE_WRITE skill gets a fresh one per call.
+# A READ_ONLY skill's whole context (a read-only vault, nothing else) is kept with it.
+_SHARED_VAULTS: dict[str, Path] = {}
+_READ_ONLY_CONTEXTS: dict[str, Any] = {}
+
+
+def _vault_for(files: dict[str, str], key: str, shared: bool) -> Path:
+    if shared and key in _SHARED_VAULTS:
+        return _SHARED_VAULTS[key]
+    vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
+    write_vault_files(vault_root, files)
+    if shared:
+        _SHARED_VAULTS[key] = vault_root
+    return vault_root
+
+
+def _context(job: dict[str, Any], case: dict[str, Any]) -> Any:
     from kavi.runtime.context import context_for
     from kavi.runtime.http_client import HttpClient
     from kavi.skills.base import SideEffectClass
 
-    write_vault_files(vault_root, {str(k): str(v) for k, v in (case.get("vault_files") or {}).items()})
     side = SideEffectClass(job["side_effect_class"])
+    files = {str(k): str(v) for k, v in (case.get("vault_files") or {}).items()}
+    key = json.dumps(files, sort_keys=True)
+    if side is SideEffectClass.READ_ONLY and key in _READ_ONLY_CONTEXTS:
+        return _READ_ONLY_CONTEXTS[key]
+    vault_root = _vault_for(files, key, shared=side is not SideEffectClass.FILE_WRITE)
     http = HttpClient(transport=_fixture_transport(case.get("http_responses") or {})) \
         if side is SideEffectClass.NETWORK else None
-    return context_for(side, vault_root=vault_root, declared_secrets=list(job.get("declared_secrets") or []),
-                       environ=dict(case.get("secrets") or {}), http=http, llm=None)
+    context = context_for(side, vault_root=vault_root, declared_secrets=list(job.get("declared_secrets") or []),
+                          environ=dict(case.get("secrets") or {}), http=http, llm=None)
+    if side is SideEffectClass.READ_ONLY:
+        _READ_ONLY_CONTEXTS[key] = context
+    return context
 
 
 class OverBudget(BaseException):
@@ -179,9 +203,8 @@ def _error_kind(err: BaseException, skill_file: str) -> str:
 
 
 def _run_case(cls: Any, job: dict[str, Any], case: dict[str, Any], entry: dict[str, Any]) -> None:
-    vault_root = Path(tempfile.mkdtemp(prefix="vault-", dir="."))
     try:
-        ctx = _context(job, case, vault_root)
+        ctx = _context(job, case)
     except Exception as err:
         entry.update(ran=False, error=f"vault_files: {err}" if isinstance(err, ValueError)
                      else f"fixture refused: {type(err).__name__}: {err}", error_kind="fixture")
@@ -257,7 +280,7 @@ def probe_call(cls: Any, job: dict[str, Any], fixtures: dict[str, Any]) -> Calla
 
     def call_for(data: dict[str, Any]) -> Callable[[], None]:
         try:
-            ctx = _context(job, fixtures, Path(tempfile.mkdtemp(prefix="vault-", dir=".")))
+            ctx = _context(job, fixtures)
         except Exception as err:
             failed = err
 

@@ -129,7 +129,7 @@ def _leaves(value: Any) -> Iterator[Any]:
 def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: str, job: dict[str, Any],
                  candidate: dict[int, dict[str, Any]], emit: Callable[[dict[str, Any]], None]) -> None:
     """The analysis, within the section's time budget; one line per mutant tried, then one saying it ended."""
-    from kavi.gates.mutants import mutant_code
+    from kavi.gates.mutants import MutantMaker
 
     section = job["adequacy"]
     pinned = [str(k) for k in section.get("pinned") or []]
@@ -165,6 +165,7 @@ def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: s
 
     tried = 0
     cut = ""
+    maker = MutantMaker(source, filename)
     for index in section.get("mutants") or []:
         if time.monotonic() > deadline:
             cut = "time budget"
@@ -173,7 +174,7 @@ def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: s
         report: dict[str, Any] = {"mutant": index}
         started = time.monotonic()
         try:
-            qualname, code = mutant_code(source, int(index), filename)
+            qualname, code = maker.code(int(index))
             installed = _Installed(namespace, qualname, code)
             installed.install()
         except Exception as err:

@@ -12,6 +12,7 @@ classmethod) are left alone.
 
 import ast
 import copy
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -71,14 +72,22 @@ def _movable(fn: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> bool
     return True
 
 
-def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    for node in tree.body:
+_FunctionPath = tuple[int, ...]  # where a function sits: its index in the module's body, then in its class's
+
+
+def _function_paths(tree: ast.Module) -> Iterator[tuple[str, _FunctionPath, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for i, node in enumerate(tree.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _movable(node, False):
-            yield node.name, node
+            yield node.name, (i,), node
         elif isinstance(node, ast.ClassDef):
-            for item in node.body:
+            for j, item in enumerate(node.body):
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and _movable(item, True):
-                    yield f"{node.name}.{item.name}", item
+                    yield f"{node.name}.{item.name}", (i, j), item
+
+
+def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for qualname, _path, fn in _function_paths(tree):
+        yield qualname, fn
 
 
 def _walk(node: ast.AST) -> Iterator[ast.AST]:
@@ -303,26 +312,40 @@ def plan_mutants(source: str) -> list[Mutant]:
     return plan
 
 
-def mutant_code(source: str, index: int, filename: str) -> tuple[str, Any]:
-    """(function qualname, code object) of mutant `index` of `source`: the mutated function's definition alone,
-    compiled with its original line numbers under `filename` (executing it defines the mutated function)."""
-    tree = ast.parse(source)
-    count = 0
-    for qualname, fn in _functions(tree):
-        sites = _sites_of(fn)
-        if index >= count + len(sites):
-            count += len(sites)
-            continue
-        pos, _operator, _change, apply, _line = sites[index - count]
-        mutated = copy.deepcopy(fn)
-        target = list(_walk(mutated))[pos]
+class MutantMaker:
+    """The mutants of one source: its sites found once; each mutant's code made from a fresh parse of the source
+    (parsing is cheaper than copying the tree, and leaves no mutation behind for the next mutant)."""
+
+    def __init__(self, source: str, filename: str) -> None:
+        self.source, self.filename = source, filename
+        self._sites: list[tuple[_FunctionPath, str, int, _Apply]] = []  # (function's path, qualname, position, apply)
+        for qualname, path, fn in _function_paths(ast.parse(source)):
+            self._sites.extend((path, qualname, pos, apply) for pos, _operator, _change, apply, _line in _sites_of(fn))
+
+    def __len__(self) -> int:
+        return len(self._sites)
+
+    def code(self, index: int) -> tuple[str, Any]:
+        """(function qualname, code object) of mutant `index`: the mutated function's definition alone, compiled with
+        its original line numbers under the filename (executing it defines the mutated function)."""
+        if not 0 <= index < len(self._sites):
+            raise IndexError(f"no mutant {index} in this source")
+        path, qualname, pos, apply = self._sites[index]
+        fn: ast.AST = ast.parse(self.source)
+        for i in path:
+            fn = fn.body[i]  # type: ignore[attr-defined]
+        target = next(itertools.islice(_walk(fn), pos, None))
         replacement = apply(target)
         if replacement is not target:
-            mutated = _Replace(target, replacement).visit(mutated)
-        module = ast.Module(body=[mutated], type_ignores=[])
+            fn = _Replace(target, replacement).visit(fn)
+        module = ast.Module(body=[fn], type_ignores=[])  # type: ignore[list-item]
         ast.fix_missing_locations(module)
-        return qualname, compile(module, filename, "exec", dont_inherit=True)
-    raise IndexError(f"no mutant {index} in this source")
+        return qualname, compile(module, self.filename, "exec", dont_inherit=True)
+
+
+def mutant_code(source: str, index: int, filename: str) -> tuple[str, Any]:
+    """Mutant `index` of `source` (see MutantMaker.code); for many mutants of one source, make one MutantMaker."""
+    return MutantMaker(source, filename).code(index)
 
 
 class _Replace(ast.NodeTransformer):

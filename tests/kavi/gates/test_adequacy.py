@@ -5,13 +5,14 @@ leaves no question; a skill that raises on a probe asks whether that input is it
 deterministic and compiles; the probes never come from a holdout."""
 
 import ast
+import types
 from pathlib import Path
 
 import pytest
 
 from kavi.gates.adequacy import AdequacyConfig, plan_adequacy, probe_inputs
 from kavi.gates.differential import EvidenceConfig
-from kavi.gates.mutants import choose, mutant_code, plan_mutants
+from kavi.gates.mutants import MutantMaker, choose, mutant_code, plan_mutants
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.lifecycle import FailureKind, Verdict
 from kavi.proposals.model import Proposal, parse_proposal
@@ -156,6 +157,27 @@ def test_the_plan_is_deterministic_and_every_mutant_compiles() -> None:
     # Spread over the operators when capped.
     few = choose(plan, 4)
     assert len(few) == 4 and len({m.operator for m in few}) == 4
+
+
+def test_one_maker_makes_each_mutant_as_if_alone() -> None:
+    """A maker reuses the sites it found, never a tree a previous mutant changed: every mutant's code is the same
+    whatever was made before it, and none is the unmutated function."""
+    maker = MutantMaker(WRONG_AT_1000, "<skill>")
+    assert len(maker) == len(plan_mutants(WRONG_AT_1000))
+    alone = [_shape(MutantMaker(WRONG_AT_1000, "<skill>").code(i)[1]) for i in range(len(maker))]
+    assert [_shape(maker.code(i)[1]) for i in reversed(range(len(maker)))] == alone[::-1]
+    tree = ast.parse(WRONG_AT_1000)
+    execute = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "execute")
+    unmutated = _shape(compile(ast.Module(body=[execute], type_ignores=[]), "<skill>", "exec"))
+    assert unmutated not in alone
+    with pytest.raises(IndexError):
+        maker.code(len(maker))
+
+
+def _shape(code: types.CodeType) -> tuple[object, ...]:
+    """What a code object does, nested code included (not its identity: two compilations of one tree are equal)."""
+    consts = tuple(_shape(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.co_code, consts, code.co_names, code.co_varnames, code.co_firstlineno
 
 
 def test_functions_a_mutant_cannot_move_are_left_alone() -> None:
