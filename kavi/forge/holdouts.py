@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from kavi.forge.context import ForgeContext
 from kavi.ledger.records import RevisionOutcome
 from kavi.proposals.model import Example, Proposal, ProposalError, parse_proposal
@@ -31,6 +33,7 @@ class Counterexample:
     independent: Any
     kind: str
     build_id: str
+    fixtures: dict[str, Any] | None = None  # the handle fixtures its input ran with; None: too large to keep
 
 
 def parse_json_object(text: str, what: str) -> dict[str, Any]:
@@ -73,11 +76,18 @@ def check_holdout(proposal: Proposal, input_data: dict[str, Any], expected: dict
         raise HoldoutError(f"{proposal.name}: an example or holdout with this input is already in the proposal")
 
 
-def with_holdout(proposal: Proposal, input_data: dict[str, Any], expected: dict[str, Any]) -> Proposal:
+def with_holdout(proposal: Proposal, input_data: dict[str, Any], expected: dict[str, Any],
+                 fixtures: dict[str, Any] | None = None) -> Proposal:
+    """The proposal with one more holdout; `fixtures` the handle fixtures (vault files, HTTP responses, secrets) its
+    input runs with, as the case it came from ran."""
     check_holdout(proposal, input_data, expected)
     data = proposal.model_dump(mode="json")
-    data["holdout_examples"] = [*data.get("holdout_examples", []), Example(input=input_data, expected=expected)
-                                .model_dump(mode="json")]
+    try:
+        example = Example(input=input_data, expected=expected, **(fixtures or {}))
+    except ValidationError as err:
+        raise HoldoutError(f"{proposal.name}: the holdout's fixtures are refused: "
+                           f"{err.errors()[0].get('msg', err)}") from None
+    data["holdout_examples"] = [*data.get("holdout_examples", []), example.model_dump(mode="json")]
     try:
         return parse_proposal(data, proposal.name)
     except ProposalError as err:
@@ -95,32 +105,49 @@ def counterexamples(ctx: ForgeContext, name: str) -> list[Counterexample]:
              for c in by_gate[gate]["details"].get("counterexamples") or [] if isinstance(c, dict)]
     # An input too long for the report is kept there as truncated JSON text, not as the input itself.
     return [Counterexample(i, c.get("input") if isinstance(c.get("input"), dict) else None, c.get("candidate"),
-                           c.get("independent"), str(c.get("kind", "")), build.build_id)
+                           c.get("independent"), str(c.get("kind", "")), build.build_id, report_fixtures(c))
             for i, c in enumerate(found, 1)]
 
 
+def report_fixtures(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The fixtures a report's question or counterexample carries: {} when it ran with none, None when they were
+    too large to keep (kavi.gates.values.case_fixtures)."""
+    if "fixtures" not in entry:
+        return {}
+    given = entry["fixtures"]
+    return dict(given) if isinstance(given, dict) else None
+
+
 def counterexample_input(ctx: ForgeContext, name: str, number: int) -> dict[str, Any]:
+    return counterexample_case(ctx, name, number)[0]
+
+
+def counterexample_case(ctx: ForgeContext, name: str, number: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(input, handle fixtures) of counterexample `number` of NAME's latest verification."""
     found = counterexamples(ctx, name)
     if not found:
         raise HoldoutError(f"{name}: the latest verification has no counterexample; give the input with --input JSON")
     if not 1 <= number <= len(found):
         raise HoldoutError(f"{name}: counterexample {number} does not exist; the latest verification has "
                            f"{len(found)} (1 to {len(found)})")
-    chosen = found[number - 1].input
-    if chosen is None:
+    chosen = found[number - 1]
+    if chosen.input is None:
         raise HoldoutError(f"{name}: counterexample {number}'s input is too long to be kept whole in the report; "
                            "give it with --input JSON")
-    return chosen
+    if chosen.fixtures is None:
+        raise HoldoutError(f"{name}: counterexample {number} ran with fixtures too large to be kept in the report; "
+                           "add it to the proposal's holdout_examples with its fixtures and propose the new spec")
+    return chosen.input, chosen.fixtures
 
 
-def add_holdout(ctx: ForgeContext, name: str, input_data: dict[str, Any], expected: dict[str, Any], by: str
-                ) -> tuple[Proposal, RevisionOutcome]:
+def add_holdout(ctx: ForgeContext, name: str, input_data: dict[str, Any], expected: dict[str, Any], by: str,
+                fixtures: dict[str, Any] | None = None) -> tuple[Proposal, RevisionOutcome]:
     """Append the holdout and record the new spec as a revision by `by`, now."""
     if not by.strip():
         raise HoldoutError("a holdout needs a name: --by WHO")
     with ctx.records.session():
         proposal = ctx.records.require_proposal(name).proposal
-        new = with_holdout(proposal, input_data, expected)
+        new = with_holdout(proposal, input_data, expected, fixtures)
         outcome = ctx.records.propose_revision(new, source_path=None, complexity=score_complexity(new).score,
                                                actor=by.strip())
     return new, outcome

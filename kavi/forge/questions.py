@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kavi.forge.context import ForgeContext
-from kavi.forge.holdouts import HoldoutError, add_holdout
+from kavi.forge.holdouts import HoldoutError, add_holdout, report_fixtures
 from kavi.gates.boundary import canonical
 from kavi.ledger.records import RevisionOutcome
 from kavi.proposals.model import Proposal, ProposalError, parse_proposal
@@ -31,15 +31,16 @@ class Question:
     mutants: list[str]
     build_id: str
     answered: bool
+    fixtures: dict[str, Any] | None = None  # the handle fixtures its input ran with ({}: none; None: too large)
 
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "kind": self.kind, "input": self.input, "candidate": self.candidate,
                 "alternatives": self.alternatives, "mutants": self.mutants, "build_id": self.build_id,
-                "answered": self.answered}
+                "answered": self.answered, **({"fixtures": self.fixtures} if self.fixtures else {})}
 
     def ask(self) -> str:
         """The question as a person reads it."""
-        shown = json.dumps(self.input, sort_keys=True, ensure_ascii=False)[:200]
+        shown = json.dumps(self.input, sort_keys=True, ensure_ascii=False)[:200] + self._with()
         if self.kind == "crash":
             return (f"for input {shown} the skill {str(self.candidate).strip('<>')}: is this input outside its domain, "
                     "or what should it return?")
@@ -47,6 +48,16 @@ class Question:
                              for a in self.alternatives) or "something else"
         return (f"for input {shown} the skill returns {json.dumps(self.candidate, sort_keys=True, default=str)[:120]}; "
                 f"a variant that passes every example returns {others}: which is right (or what is)?")
+
+
+    def _with(self) -> str:
+        """What the input ran with besides itself (the fixtures of the example it came from)."""
+        if self.fixtures is None:
+            return " (with fixtures too large to show)"
+        parts = [f"{label} {', '.join(sorted(self.fixtures[key]))[:120]}" for key, label in
+                 (("vault_files", "vault files"), ("http_responses", "HTTP responses for"), ("secrets", "secrets"))
+                 if self.fixtures.get(key)]
+        return f" (with {'; '.join(parts)})" if parts else ""
 
 
 def settled_inputs(proposal: Proposal) -> set[str]:
@@ -76,7 +87,8 @@ def questions(ctx: ForgeContext, name: str) -> list[Question]:
             given = q.get("input") if isinstance(q.get("input"), dict) else None
             out.append(Question(int(q.get("number") or len(out) + 1), str(q.get("kind") or "mutant"), given,
                                 q.get("candidate"), list(q.get("alternatives") or []), list(q.get("mutants") or []),
-                                build.build_id, given is not None and canonical(given) in settled))
+                                build.build_id, given is not None and canonical(given) in settled,
+                                report_fixtures(q)))
         return out
     return []
 
@@ -101,12 +113,20 @@ def _chosen(ctx: ForgeContext, name: str, number: int) -> Question:
     return chosen
 
 
+def _fixtures_of(name: str, chosen: Question) -> dict[str, Any]:
+    if chosen.fixtures is None:
+        raise HoldoutError(f"{name}: question {chosen.number}'s input ran with fixtures too large to be kept in the "
+                           "report; add the answer to the proposal's holdout_examples with its fixtures")
+    return chosen.fixtures
+
+
 def answer(ctx: ForgeContext, name: str, number: int, expected: dict[str, Any], by: str
            ) -> tuple[Question, Proposal, RevisionOutcome]:
     """Record a person's right output for question `number` as a new holdout of NAME."""
     chosen = _chosen(ctx, name, number)
     assert chosen.input is not None
-    proposal, outcome = add_holdout(ctx, name, chosen.input, expected, by)
+    # The holdout runs with the fixtures the question's input ran with (a vault's files, HTTP responses, secrets).
+    proposal, outcome = add_holdout(ctx, name, chosen.input, expected, by, _fixtures_of(name, chosen))
     return chosen, proposal, outcome
 
 

@@ -19,7 +19,7 @@ from kavi.gates.boundary import canonical
 from kavi.gates.differential import _declared, _kept, _show
 from kavi.gates.generate import example_fixtures
 from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
-from kavi.gates.values import equal
+from kavi.gates.values import case_fixtures, equal
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.verdicts import GATE_ADEQUACY, GateResult
@@ -222,10 +222,26 @@ def _same(proposal: Proposal, a: Any, b: Any) -> bool:
     return equal(a, b)
 
 
-def _case_input(key: str, generated: list[dict[str, Any]], probes: list[dict[str, Any]]) -> Any:
+def _case_of(key: str, generated: list[dict[str, Any]], probes: list[dict[str, Any]]) -> dict[str, Any] | None:
     pool = generated if key[:1] == "g" else probes
-    index = int(key[1:])
-    return pool[index].get("input") if 0 <= index < len(pool) else None
+    try:
+        index = int(key[1:])
+    except ValueError:
+        return None
+    return pool[index] if 0 <= index < len(pool) else None
+
+
+def _case_input(key: str, generated: list[dict[str, Any]], probes: list[dict[str, Any]]) -> Any:
+    case = _case_of(key, generated, probes)
+    return None if case is None else case.get("input")
+
+
+def _with_fixtures(entry: dict[str, Any], key: str, generated: list[dict[str, Any]],
+                   probes: list[dict[str, Any]]) -> dict[str, Any]:
+    """`entry` with the handle fixtures its input ran with (a holdout made from it needs them), when it had any."""
+    case = _case_of(key, generated, probes)
+    fixtures = case_fixtures(case) if case is not None else {}
+    return entry if fixtures == {} else {**entry, "fixtures": fixtures}
 
 
 def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan, lines: list[dict[str, Any]] | None,
@@ -292,9 +308,10 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
         first = (report.get("distinguishing") or [{}])[0]
         question_input = shrunk.get("input", _case_input(str(first.get("key", "")), generated, plan.probes))
         key = canonical(question_input)
-        q = questions.setdefault(key, {"input": question_input, "candidate": shrunk.get("candidate",
-                                                                                         first.get("candidate")),
-                                       "alternatives": [], "mutants": [], "subtlest": MAX_SUBTLETY})
+        q = questions.setdefault(key, _with_fixtures(
+            {"input": question_input, "candidate": shrunk.get("candidate", first.get("candidate")),
+             "alternatives": [], "mutants": [], "subtlest": MAX_SUBTLETY},
+            str(first.get("key", "")), generated, plan.probes))
         q["subtlest"] = min(q["subtlest"], int(report.get("differs_on") or MAX_SUBTLETY))
         alternative = shrunk.get("mutant", first.get("mutant"))
         if not any(_same(proposal, alternative, a) for a in q["alternatives"]):
@@ -311,7 +328,8 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
         killed_by=killed_by, survivors=survivors[:20], questions_cut=len(ranked) - len(kept),
         questions=[{"number": i, "kind": q.get("kind", "mutant"), "input": _kept(q["input"]),
                     "candidate": _kept(q["candidate"]), "alternatives": [_kept(a) for a in q["alternatives"][:3]],
-                    "mutants": q["mutants"][:5]} for i, q in enumerate(kept, 1)],
+                    "mutants": q["mutants"][:5], **({"fixtures": q["fixtures"]} if "fixtures" in q else {})}
+                   for i, q in enumerate(kept, 1)],
         cut=str(done.get("cut") or ""),
     )
     summary = (f"{details['tried']} mutants: {details['killed']} killed, {details['surviving']} surviving, "
@@ -357,13 +375,15 @@ def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Answers,
         raised = f"<raises {str(crash.get('error') or 'an exception')[:160]}>"
         entry = _independent_entry(indep, key)
         if entry is not None and entry.get("ran"):
-            refuted.append({"kind": "exception", "input": _kept(case_input), "candidate": raised,
-                            "independent": _kept(entry.get("output")), "mutant": ""})
+            refuted.append(_with_fixtures({"kind": "exception", "input": _kept(case_input), "candidate": raised,
+                                           "independent": _kept(entry.get("output")), "mutant": ""},
+                                          key, generated, probes))
             continue
         if entry is not None:
             details["settled_by_independent"] += 1  # it refuses the input too: outside the domain
             continue
-        out.append({"kind": "crash", "input": case_input, "candidate": raised, "alternatives": [], "mutants": []})
+        out.append(_with_fixtures({"kind": "crash", "input": case_input, "candidate": raised, "alternatives": [],
+                                   "mutants": []}, key, generated, probes))
     return out
 
 
@@ -380,6 +400,7 @@ def _settle(proposal: Proposal, report: dict[str, Any], indep: Answers,
         if _same(proposal, theirs, found.get("candidate")):
             return "candidate"
         if _same(proposal, theirs, found.get("mutant")):
-            return {"kind": "mutant", "input": _kept(_case_input(key, generated, probes)),
-                    "candidate": _kept(found.get("candidate")), "independent": _kept(theirs)}
+            return _with_fixtures({"kind": "mutant", "input": _kept(_case_input(key, generated, probes)),
+                                   "candidate": _kept(found.get("candidate")), "independent": _kept(theirs)},
+                                  key, generated, probes)
     return None

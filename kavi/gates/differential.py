@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kavi.gates.acceptance import CaseRun, judge_examples
-from kavi.gates.values import equal
+from kavi.gates.values import case_fixtures, equal
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.proposals.values import parse_type, primitive_matches
@@ -200,11 +200,16 @@ class _Tally:
     budget_exhausted: bool = False
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    # The handle fixtures of the case being judged (None: too large to keep in a report).
+    fixtures: dict[str, Any] | None = field(default_factory=dict)
 
     def add(self, kind: str, case_input: Any, candidate: Any, independent: Any, message: str) -> None:
         if len(self.counterexamples) < MAX_COUNTEREXAMPLES:
-            self.counterexamples.append({"kind": kind, "input": _kept(case_input), "candidate": _kept(candidate),
-                                         "independent": _kept(independent)})
+            found = {"kind": kind, "input": _kept(case_input), "candidate": _kept(candidate),
+                     "independent": _kept(independent)}
+            if self.fixtures != {}:  # a holdout made from this input runs with them (kavi holdout --counterexample)
+                found["fixtures"] = self.fixtures
+            self.counterexamples.append(found)
         self.messages.append(message)
 
 
@@ -313,6 +318,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
     usable = independent if independent is not None and independent.used else None
     t = _Tally()
     for g, case in enumerate(generated):
+        t.fixtures = case_fixtures(case)
         first = candidate.results.get(base + 2 * g)
         second = candidate.results.get(base + 2 * g + 1)
         if first is None or second is None or "budget" in (first.get("error_kind"), second.get("error_kind")):

@@ -1,6 +1,7 @@
 """JSON values compared as the contract means it (acceptance, the differential gate and the mutation analysis
 all compare this way)."""
 
+import json
 import math
 from typing import Any
 
@@ -16,3 +17,17 @@ def equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
     return bool(a == b)
+
+
+FIXTURE_FIELDS = ("vault_files", "http_responses", "secrets")
+# Past this many characters of JSON a case's fixtures are not copied into a report (it says they were left out).
+MAX_KEPT_FIXTURE_CHARS = 20_000
+
+
+def case_fixtures(case: dict[str, Any]) -> dict[str, Any] | None:
+    """The handle fixtures a case ran with, the non-empty ones: what a holdout made from its input needs to get the
+    same answer. {} when it has none; None when they are too large to keep in a report."""
+    found = {k: case[k] for k in FIXTURE_FIELDS if case.get(k)}
+    if found and len(json.dumps(found, default=str)) > MAX_KEPT_FIXTURE_CHARS:
+        return None
+    return found

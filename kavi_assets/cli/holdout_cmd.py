@@ -41,15 +41,16 @@ def add(
     home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")] = None,
 ) -> None:
     """Append a holdout example to NAME and record the new spec (who, when); `kavi forge NAME` then verifies with it."""
-    from kavi.forge.holdouts import HoldoutError, add_holdout, counterexample_input, parse_json_object
+    from kavi.forge.holdouts import HoldoutError, add_holdout, counterexample_case, parse_json_object
 
     if (input_json is None) == (counterexample is None):
         raise HoldoutError("give the input either with --input JSON or with --counterexample N, not both or neither")
     ctx = _ctx(home)
-    input_data = (parse_json_object(input_json, "--input") if input_json is not None
-                  else counterexample_input(ctx, name, int(counterexample or 0)))
+    # A counterexample's holdout runs with the fixtures (vault files, HTTP responses, secrets) it ran with.
+    input_data, fixtures = ((parse_json_object(input_json, "--input"), {}) if input_json is not None
+                            else counterexample_case(ctx, name, int(counterexample or 0)))
     expected_data = parse_json_object(expected, "--expected")
-    proposal, outcome = add_holdout(ctx, name, input_data, expected_data, by or "")
+    proposal, outcome = add_holdout(ctx, name, input_data, expected_data, by or "", fixtures)
     console.print(f"{name}: holdout {len(proposal.holdout_examples)} added by {by.strip()} (revision "
                   f"{outcome.revision}); input {json.dumps(input_data, sort_keys=True)[:200]}", highlight=False,
                   markup=False, soft_wrap=True)

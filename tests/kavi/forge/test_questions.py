@@ -106,3 +106,57 @@ def test_the_cli_lists_and_answers(kavi_home: KaviHome) -> None:
     assert done.exit_code == 0 and "as holdout 2" in done.output, done.output
     listed = runner.invoke(app, ["questions", "sign_of", "--json", "--home", home])
     assert [q["answered"] for q in json.loads(listed.output)["questions"]] == [True, False]
+
+
+NOTES = {"a.md": "# Loans\n\nbank loan rates\n", "b.md": "# Lunch\n\nsoup\n"}
+VAULT_QUESTION = {"number": 1, "kind": "mutant", "input": {"query": "loan", "limit": 1},
+                  "candidate": {"paths": ["a.md"], "count": 1}, "alternatives": [{"paths": [], "count": 0}],
+                  "mutants": ["line 70 (bm25): > → >="], "fixtures": {"vault_files": NOTES}}
+
+
+def _search_notes(home: KaviHome, gates: list[GateResult]) -> None:
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[3] / "kavi" / "examples"
+    spec = yaml.safe_load((root / "proposals" / "search_notes.yaml").read_text())
+    verified_candidate(home, spec, (root / "answers" / "search_notes" / "1" / "skill.py").read_text(), gates=gates)
+
+
+def test_an_answer_keeps_the_fixtures_its_input_ran_with(kavi_home: KaviHome) -> None:
+    """A question asked of a vault skill ran on the vault files of the example it came from: the person sees them
+    named, and the holdout their answer makes runs on the same files (not on an empty vault)."""
+    _search_notes(kavi_home, _gates(VAULT_QUESTION))
+    ctx = forge_ctx(kavi_home)
+    [asked] = open_questions(ctx, "search_notes")
+    assert asked.fixtures == {"vault_files": NOTES} and "(with vault files a.md, b.md)" in asked.ask()
+    _q, proposal, _outcome = answer(ctx, "search_notes", 1, {"paths": ["a.md"], "count": 1}, "ada")
+    added = proposal.holdout_examples[-1]
+    assert added.input == {"query": "loan", "limit": 1} and added.vault_files == NOTES
+    listed = runner.invoke(app, ["questions", "search_notes", "--json", "--home", str(kavi_home.root)])
+    assert json.loads(listed.output)["questions"][0]["fixtures"] == {"vault_files": NOTES}
+
+
+def test_fixtures_too_large_for_the_report_are_said_not_guessed(kavi_home: KaviHome) -> None:
+    _search_notes(kavi_home, _gates({**VAULT_QUESTION, "fixtures": None}))
+    ctx = forge_ctx(kavi_home)
+    assert "fixtures too large to show" in open_questions(ctx, "search_notes")[0].ask()
+    with pytest.raises(HoldoutError, match="fixtures too large"):
+        answer(ctx, "search_notes", 1, {"paths": ["a.md"], "count": 1}, "ada")
+
+
+def test_a_counterexample_holdout_keeps_its_fixtures(kavi_home: KaviHome) -> None:
+    from kavi.verdicts import GATE_DIFFERENTIAL
+
+    found = {"kind": "disagreement", "input": {"query": "soup"}, "candidate": {"count": 0},
+             "independent": {"count": 1}, "fixtures": {"vault_files": NOTES}}
+    gates = [GateResult(g.gate, g.verdict, g.reason, g.duration_s,
+                        details={"counterexamples": [found]} if g.gate == GATE_DIFFERENTIAL else g.details)
+             for g in _gates()]
+    _search_notes(kavi_home, gates)
+    out = runner.invoke(app, ["holdout", "add", "search_notes", "--counterexample", "1", "--expected",
+                              '{"paths": ["b.md"], "count": 1}', "--by", "ada", "--home", str(kavi_home.root)])
+    assert out.exit_code == 0, out.output
+    added = forge_ctx(kavi_home).records.require_proposal("search_notes").proposal.holdout_examples[-1]
+    assert added.input == {"query": "soup"} and added.vault_files == NOTES

@@ -239,3 +239,33 @@ def test_off_when_the_evidence_is_off(tmp_path: Path, sign_of: Proposal) -> None
     out = run_gates(tmp_path / "gates", sign_of, files, config)
     adequacy = {r.gate: r for r in out.results}[GATE_ADEQUACY]
     assert adequacy.verdict is Verdict.OMITTED and "ceremony low" in adequacy.reason and adequacy.ok
+
+
+def test_a_question_carries_the_fixtures_its_input_ran_with() -> None:
+    """A probe of a vault skill keeps its example's vault files; the question made of it (and a counterexample the
+    independent implementation makes of it) carries them, so the holdout a person's answer becomes runs on them."""
+    import yaml
+
+    from kavi.gates.adequacy import adequacy_gate
+
+    root = Path(__file__).resolve().parents[3] / "kavi" / "examples"
+    proposal = parse_proposal(yaml.safe_load((root / "proposals" / "search_notes.yaml").read_text()),
+                              "search_notes")
+    source = (root / "answers" / "search_notes" / "1" / "skill.py").read_text()
+    plan = plan_adequacy(proposal, source, [], AdequacyConfig())
+    assert plan.probes and all(p["vault_files"] == proposal.examples[0].vault_files for p in plan.probes)
+    first, second = plan.mutants[:2]
+    probe = plan.probes[0]
+    line = {"status": "distinguished", "differs_on": 1,
+            "distinguishing": [{"key": "p0", "candidate": {"count": 1}, "mutant": {"count": 2}}]}
+    lines = [{**line, "mutant": first.index}, {**line, "mutant": second.index}]
+    done = {"tried": 2, "cut": "", "crashes": []}
+    asked = adequacy_gate(proposal, AdequacyConfig(), plan, lines, done, [], None, others_passed=True)
+    [question] = asked.details["questions"]
+    assert question["input"] == probe["input"]
+    assert question["fixtures"] == {"vault_files": proposal.examples[0].vault_files}
+    # The independent implementation sides with the mutant there: the counterexample carries them too.
+    refuted = adequacy_gate(proposal, AdequacyConfig(), plan, lines, done, [],
+                            {"p0": {"ran": True, "output": {"count": 2}}}, others_passed=True)
+    assert refuted.verdict is Verdict.FAILED
+    assert refuted.details["counterexamples"][0]["fixtures"] == {"vault_files": proposal.examples[0].vault_files}

@@ -359,3 +359,32 @@ def test_output_fields_required_optional_and_extra() -> None:
     assert "required field 'a' is missing" in (output_problem(proposal, {"b": "x"}) or "")
     assert "'b'" in (output_problem(proposal, {"a": 1, "b": 2}) or "")
     assert "not an object" in (output_problem(proposal, [1]) or "")
+
+
+def test_a_counterexample_carries_the_fixtures_its_input_ran_with() -> None:
+    """A generated input of a vault skill ran on its example's vault files: the counterexample keeps them, so the
+    holdout `kavi holdout add --counterexample N` makes of it runs on them too."""
+    from pathlib import Path
+
+    import yaml
+
+    from kavi.gates.acceptance import CaseRun
+    from kavi.gates.differential import EvidenceConfig, IndependentEvidence, differential_gate
+    from kavi.lifecycle import Verdict
+    from kavi.proposals.model import parse_proposal
+
+    root = Path(__file__).resolve().parents[3] / "kavi" / "examples"
+    proposal = parse_proposal(yaml.safe_load((root / "proposals" / "search_notes.yaml").read_text()),
+                              "search_notes")
+    vault = dict(proposal.examples[0].vault_files)
+    generated = [{"input": {"query": "loan"}, "vault_files": vault, "http_responses": {}, "secrets": {}}]
+    base = len(proposal.examples) + len(proposal.holdout_examples)
+    mine = {"ran": True, "output": {"paths": ["notes/bank.md"], "count": 1, "method": "lexical", "results": []}}
+    theirs = {"ran": True, "output": {"paths": ["notes/money.md"], "count": 1, "method": "lexical", "results": []}}
+    candidate = CaseRun(results={base: mine, base + 1: mine}, done=True, timed_out=False, failure=None, details={},
+                        duration_s=0.1)
+    independent = IndependentEvidence("0" * 64, "second model", True, "", {0: theirs})
+    result = differential_gate(proposal, EvidenceConfig(), generated, candidate, independent, seed=1)
+    assert result.verdict is Verdict.FAILED
+    [found] = result.details["counterexamples"]
+    assert found["input"] == {"query": "loan"} and found["fixtures"] == {"vault_files": vault}
