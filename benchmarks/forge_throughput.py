@@ -8,6 +8,9 @@ answered with the dataset's reference solution. The last line is the verdict:
 
 Run: python benchmarks/forge_throughput.py [--dataset humaneval|mbpp|both] [--limit 50|0 for all]
                                           [--workers 2] [--data DIR (reuse a datasets.py output)]
+                                          [--ledger-host batch|none]
+The workers are a batch: they write the ledger through one ledger host process, as `kavi forge --all` does
+(`--ledger-host none`: each unit of work opens the file and takes its turn at DuckDB's lock).
 The recorded model replays with KAVI_RECORDED_SPEED=0 (no replayed latency): the figures are the forge's own.
 """
 
@@ -48,7 +51,8 @@ def _worker(args: tuple[str, str, str, list[str], bool]) -> list[tuple[str, floa
     return out
 
 
-def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int) -> tuple[Path, float, list[float]]:
+def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int,
+              ledger_host: bool = True) -> tuple[Path, float, list[float]]:
     root = Path(tempfile.mkdtemp(prefix="kavi-throughput-"))
     home, dagster_home = root / "home", root / "dagster"
     dagster_home.mkdir(parents=True)
@@ -68,12 +72,17 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int) 
     # Interleaved slices: each worker gets a similar mix of problems.
     slices = [names[i::workers] for i in range(workers)]
     t0 = time.perf_counter()
-    pool = multiprocessing.get_context("spawn").Pool(workers)
-    try:
-        results = pool.map(_worker, [(str(home), str(dagster_home), str(cassettes), s, True) for s in slices])
-    finally:
-        pool.close()  # not terminate(): Dagster turns SIGTERM into KeyboardInterrupt tracebacks in the workers
-        pool.join()
+    from kavi_assets.cli.parallel import batch_ledger_host
+
+    # The workers are a batch, and write the ledger as `kavi forge --all`'s runs do: through the batch's ledger host
+    # (one process holds the file), or, with --ledger-host none, each unit of work opening the file itself.
+    with batch_ledger_host(h.ledger_path if ledger_host else None):
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+        try:
+            results = pool.map(_worker, [(str(home), str(dagster_home), str(cassettes), s, True) for s in slices])
+        finally:
+            pool.close()  # not terminate(): Dagster turns SIGTERM into KeyboardInterrupt tracebacks in the workers
+            pool.join()
     wall = time.perf_counter() - t0
     per = [t for r in results for _, t in r]
     return home, wall, per
@@ -179,7 +188,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--skip-mutants", action="store_true")
+    parser.add_argument("--ledger-host", choices=["batch", "none"], default="batch",
+                        help="batch: the workers write through a ledger host, as `kavi forge --all` does (default); "
+                             "none: each unit of work opens the ledger file itself, taking turns at its lock")
     args = parser.parse_args()
+    hosted = args.ledger_host == "batch"
     os.environ["KAVI_RECORDED_SPEED"] = "0"
     load_before = os.getloadavg()
     data = args.data
@@ -194,8 +207,9 @@ def main() -> None:
     skipped = json.loads((data / "skipped.json").read_text()) if (data / "skipped.json").exists() else {}
     print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
           f"load average before: {load_before[0]:.2f}")
-    print(f"forging {len(names)} reference answers with {args.workers} worker process(es) ...")
-    home, wall, per = forge_all(data / "proposals", data / "cassettes", names, args.workers)
+    print(f"forging {len(names)} reference answers with {args.workers} worker process(es), ledger "
+          f"{'through the batch ledger host' if hosted else 'file opened by each unit of work (no host)'} ...")
+    home, wall, per = forge_all(data / "proposals", data / "cassettes", names, args.workers, hosted)
     status, gates, verify_s = summarize(home)
     trusted = [n for n in names if status.get(n, {}).get("status") == "TRUSTED"]
     mutant_names = [] if args.skip_mutants else sorted(p.stem for p in (data / "mutant-cassettes").glob("*.yaml"))
@@ -203,7 +217,7 @@ def main() -> None:
     if mutant_names:
         print(f"forging {len(mutant_names)} mutants ...")
         m_home, m_wall, _ = forge_all(data / "mutant-proposals", data / "mutant-cassettes", mutant_names,
-                                      args.workers)
+                                      args.workers, hosted)
         m_status, _, _ = summarize(m_home)
     rejected = [n for n in mutant_names if m_status.get(n, {}).get("status") not in ("TRUSTED", "VERIFIED")]
     caught_by: Counter[str] = Counter()

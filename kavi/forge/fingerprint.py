@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kavi.home import KaviHome
-from kavi.settings import RESOURCE_DEADLINE_S, KaviSettings, read_setting
+from kavi.settings import ADEQUACY_MAX_MUTANTS, RESOURCE_DEADLINE_S, KaviSettings, read_setting
 from kavi.verdicts import ALL_GATES
 
 # The policy files (kavi/policy/policy.py names the same two): located here without importing the policy
@@ -41,6 +41,8 @@ class JudgeSettings(Protocol):
     def evidence_max_cases(self) -> int: ...
     @property
     def resource_deadline_s(self) -> float: ...
+    @property
+    def adequacy_max_mutants(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class JudgingSettings:
     evidence_levels: tuple[str, ...] = ("low", "standard", "strict")
     evidence_max_cases: int = 40
     resource_deadline_s: float = RESOURCE_DEADLINE_S
+    adequacy_max_mutants: int = ADEQUACY_MAX_MUTANTS
 
 # The gate tools whose versions can change a verdict (ruff and mypy rules, pytest collection, coverage measurement,
 # the generated inputs' engine).
@@ -129,7 +132,10 @@ def gate_configuration(settings: JudgeSettings) -> dict[str, Any]:
     """The settings that can change a verdict (not those that only change how long the forge waits)."""
     return {"gates": list(ALL_GATES), "coverage_min": settings.coverage_min,
             "evidence_levels": sorted(settings.evidence_levels), "evidence_max_cases": settings.evidence_max_cases,
-            "resource_deadline_s": settings.resource_deadline_s}
+            "resource_deadline_s": settings.resource_deadline_s,
+            # how many mutants question the evidence (0: none): fewer can leave a question unasked or a
+            # counterexample unfound
+            "adequacy_max_mutants": settings.adequacy_max_mutants}
 
 
 _lock = threading.Lock()
@@ -171,7 +177,9 @@ def judge_settings(settings: KaviSettings | None = None) -> JudgingSettings:
     if settings is not None:
         return JudgingSettings(evidence_levels=settings.evidence_levels,
                                evidence_max_cases=settings.evidence_max_cases,
-                               resource_deadline_s=settings.resource_deadline_s)
+                               resource_deadline_s=settings.resource_deadline_s,
+                               adequacy_max_mutants=settings.adequacy_max_mutants)
     return JudgingSettings(evidence_levels=read_setting("evidence_levels"),
                            evidence_max_cases=read_setting("evidence_max_cases"),
-                           resource_deadline_s=read_setting("resource_deadline_s"))
+                           resource_deadline_s=read_setting("resource_deadline_s"),
+                           adequacy_max_mutants=read_setting("adequacy_max_mutants"))

@@ -135,6 +135,9 @@ def test_fingerprint_names_what_changed(home: KaviHome, tmp_path: Path) -> None:
     assert current_fingerprint(judge_settings(), home) is fp  # computed once per process
     tightened = judge_settings(KaviSettings.from_environ({"KAVI_EVIDENCE_LEVELS": "strict"}))
     assert current_fingerprint(tightened, home).changes_from(fp.parts) == ["gates changed"]
+    # Fewer mutants can leave a question unasked: the verdicts they gave are stale too.
+    fewer = judge_settings(KaviSettings.from_environ({"KAVI_ADEQUACY_MAX_MUTANTS": "10"}))
+    assert current_fingerprint(fewer, home).changes_from(fp.parts) == ["gates changed"]
 
 
 def test_the_judging_settings_match_the_forges(home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,6 +153,11 @@ def test_the_judging_settings_match_the_forges(home: KaviHome, monkeypatch: pyte
         forge = current_fingerprint(GateRunnerResource().settings(), home)
         assert current_fingerprint(judge_settings(), home).digest == forge.digest
     monkeypatch.delenv("KAVI_EVIDENCE_LEVELS")
+    monkeypatch.setenv("KAVI_ADEQUACY_MAX_MUTANTS", "12")
+    forge = current_fingerprint(GateRunnerResource().settings(), home)
+    assert forge.parts["gates"]["adequacy_max_mutants"] == 12
+    assert current_fingerprint(judge_settings(), home).digest == forge.digest
+    monkeypatch.delenv("KAVI_ADEQUACY_MAX_MUTANTS")
     assert sorted(judge_settings().evidence_levels) == sorted(level.value for level in DEFAULT_EVIDENCE_LEVELS)
 
 
