@@ -116,7 +116,9 @@ def proposal(
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
     name = context.partition_key
-    row = ctx.records.get_proposal(name)
+    with ctx.records.session():  # one connection for the proposal and its open questions
+        row = ctx.records.get_proposal(name)
+        asked = questions_metadata(ctx, name) if row is not None else {}
     if row is None:
         raise dg.Failure(
             description=f"no proposal named {name!r} in the ledger at {ctx.home.ledger_path}; run `kavi propose FILE`",
@@ -132,7 +134,7 @@ def proposal(
             "examples": dg.MetadataValue.int(len(spec.examples)),
             "holdout_examples": dg.MetadataValue.int(len(spec.holdout_examples)),
             "spec": dg.MetadataValue.json(spec.builder_view()),
-            **questions_metadata(ctx, name),
+            **asked,
         }
     )
 
@@ -377,9 +379,11 @@ def status_observation(ctx: ForgeContext, name: str) -> dg.AssetObservation:
     """The proposal partition's status after this step. A materialized partition is not a trusted skill: each
     partition of `proposal` carries its TRUSTED / VERIFIED / FAILED / ESCALATED status as its latest event, which
     the asset page's partition view shows, and the `kavi/status` tag makes the event list readable at a glance."""
-    line = status_line(ctx, name)
+    with ctx.records.session():  # one connection for the status and the open questions
+        line = status_line(ctx, name)
+        asked = questions_metadata(ctx, name)
     return dg.AssetObservation(asset_key=PROPOSAL_KEY, partition=name,
-                               metadata={"status": line, **questions_metadata(ctx, name)},
+                               metadata={"status": line, **asked},
                                tags={"kavi/status": line.split(" ", 1)[0]})
 
 
