@@ -33,6 +33,10 @@ from kavi.sandbox.runner import Limits, SandboxedProcess, fresh_dir
 MAX_MESSAGE = 64 * 1024 * 1024
 START_TIMEOUT_S = 30.0
 DEFAULT_WARM = 2
+# A call that has computed this long yields the CPU to shorter ones (another client's call, the server itself): its
+# worker's threads get this niceness. Its deadline is unchanged.
+YIELD_AFTER_S = 1.0
+YIELD_NICENESS = 10
 WORKER_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, address_space_mb=2048, file_size_mb=16, max_processes=32,
                        scratch_mb=64)
 
@@ -181,6 +185,7 @@ class Worker:
         self.used = True
         self.wait_ready()
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        yield_at: float | None = time.monotonic() + YIELD_AFTER_S
         try:
             self._send(message, deadline)
             while True:
@@ -189,6 +194,12 @@ class Worker:
                     # wake up now and then to notice a cancellation
                     soon = time.monotonic() + 0.05
                     step = soon if deadline is None else min(deadline, soon)
+                if yield_at is not None:
+                    if time.monotonic() >= yield_at:
+                        self.process.lower_priority(YIELD_NICENESS)  # a long call yields to short ones
+                        yield_at = None
+                    else:
+                        step = yield_at if step is None else min(step, yield_at)
                 reply = self._read(step)
                 if reply is None:
                     if cancelled is not None and cancelled.is_set():

@@ -450,6 +450,34 @@ class SandboxedProcess:
     def pid(self) -> int:
         return self.proc.pid
 
+    def lower_priority(self, niceness: int) -> int:
+        """Give every thread of the command and of what it started the CPU niceness `niceness` (only ever lower a
+        priority: a higher niceness). Returns how many threads were changed."""
+        pids = {self.proc.pid}
+        if self._prep.cgroup is not None:
+            with contextlib.suppress(OSError, ValueError):
+                pids |= {int(p) for p in (self._prep.cgroup.path / "cgroup.procs").read_text().split()}
+        changed = 0
+        seen: set[int] = set()
+        todo = list(pids)
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except (OSError, ValueError):
+                continue
+            for tid in tids:
+                with contextlib.suppress(OSError, ValueError):
+                    todo.extend(int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split())
+                with contextlib.suppress(OSError):
+                    if os.getpriority(os.PRIO_PROCESS, tid) < niceness:
+                        os.setpriority(os.PRIO_PROCESS, tid, niceness)
+                        changed += 1
+        return changed
+
     def kill(self, *, wait: bool = True) -> None:
         """Kill the command's session and every process in its cgroup (safe to call more than once). Without
         `wait`, every process is sent SIGKILL at once and none is waited for (`close` waits for the cgroup to empty)."""
