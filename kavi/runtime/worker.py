@@ -33,9 +33,9 @@ from kavi.sandbox.runner import Limits, SandboxedProcess, fresh_dir
 MAX_MESSAGE = 64 * 1024 * 1024
 START_TIMEOUT_S = 30.0
 DEFAULT_WARM = 2
-# A call that has computed this long yields the CPU to shorter ones (another client's call, the server itself): its
-# worker's threads get this niceness. Its deadline is unchanged.
-YIELD_AFTER_S = 1.0
+# A call that has computed this long (far beyond a quick call) yields the CPU to shorter ones (another client's
+# call, the server itself): its worker's threads get this niceness. Its deadline is unchanged.
+YIELD_AFTER_S = 0.25
 YIELD_NICENESS = 10
 WORKER_LIMITS = Limits(wall_s=3600.0, cpu_s=3600, address_space_mb=2048, file_size_mb=16, max_processes=32,
                        scratch_mb=64)

@@ -166,8 +166,8 @@ def _spinning_worker_niceness() -> int | None:
 
 
 def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: object) -> None:
-    """After a second of computing a call's worker runs at niceness 10, so another client's short call and the
-    server come first on a busy machine; its deadline is unchanged."""
+    """After a quarter second of computing a call's worker runs at niceness 10, so another client's short call and
+    the server come first on a busy machine; its deadline is unchanged."""
     seen: list[int] = []
     done = threading.Event()
 
