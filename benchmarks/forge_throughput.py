@@ -213,7 +213,8 @@ def main() -> None:
     status, gates, verify_s = summarize(home)
     trusted = [n for n in names if status.get(n, {}).get("status") == "TRUSTED"]
     mutant_names = [] if args.skip_mutants else sorted(p.stem for p in (data / "mutant-cassettes").glob("*.yaml"))
-    m_wall, m_status = 0.0, {}
+    m_wall = 0.0
+    m_status: dict[str, dict[str, Any]] = {}
     if mutant_names:
         print(f"forging {len(mutant_names)} mutants ...")
         m_home, m_wall, _ = forge_all(data / "mutant-proposals", data / "mutant-cassettes", mutant_names,
