@@ -49,7 +49,6 @@ class Question:
         return (f"for input {shown} the skill returns {json.dumps(self.candidate, sort_keys=True, default=str)[:120]}; "
                 f"a variant that passes every example returns {others}: which is right (or what is)?")
 
-
     def _with(self) -> str:
         """What the input ran with besides itself (the fixtures of the example it came from)."""
         if self.fixtures is None:

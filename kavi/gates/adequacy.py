@@ -19,7 +19,7 @@ from kavi.gates.boundary import canonical
 from kavi.gates.differential import _declared, _kept, _show
 from kavi.gates.generate import example_fixtures
 from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
-from kavi.gates.values import case_fixtures, equal
+from kavi.gates.values import equal, with_fixtures
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.verdicts import GATE_ADEQUACY, GateResult
@@ -238,10 +238,7 @@ def _case_input(key: str, generated: list[dict[str, Any]], probes: list[dict[str
 
 def _with_fixtures(entry: dict[str, Any], key: str, generated: list[dict[str, Any]],
                    probes: list[dict[str, Any]]) -> dict[str, Any]:
-    """`entry` with the handle fixtures its input ran with (a holdout made from it needs them), when it had any."""
-    case = _case_of(key, generated, probes)
-    fixtures = case_fixtures(case) if case is not None else {}
-    return entry if fixtures == {} else {**entry, "fixtures": fixtures}
+    return with_fixtures(entry, _case_of(key, generated, probes))
 
 
 def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan, lines: list[dict[str, Any]] | None,

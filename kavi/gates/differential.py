@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kavi.gates.acceptance import CaseRun, judge_examples
-from kavi.gates.values import case_fixtures, equal
+from kavi.gates.values import equal, with_fixtures
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.proposals.values import parse_type, primitive_matches
@@ -200,16 +200,14 @@ class _Tally:
     budget_exhausted: bool = False
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
-    # The handle fixtures of the case being judged (None: too large to keep in a report).
-    fixtures: dict[str, Any] | None = field(default_factory=dict)
+    case: dict[str, Any] | None = None  # the generated case being judged
 
     def add(self, kind: str, case_input: Any, candidate: Any, independent: Any, message: str) -> None:
         if len(self.counterexamples) < MAX_COUNTEREXAMPLES:
-            found = {"kind": kind, "input": _kept(case_input), "candidate": _kept(candidate),
-                     "independent": _kept(independent)}
-            if self.fixtures != {}:  # a holdout made from this input runs with them (kavi holdout --counterexample)
-                found["fixtures"] = self.fixtures
-            self.counterexamples.append(found)
+            # with the case's fixtures: a holdout made from it (kavi holdout add --counterexample) runs with them
+            self.counterexamples.append(with_fixtures({"kind": kind, "input": _kept(case_input),
+                                                       "candidate": _kept(candidate),
+                                                       "independent": _kept(independent)}, self.case))
         self.messages.append(message)
 
 
@@ -318,7 +316,7 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
     usable = independent if independent is not None and independent.used else None
     t = _Tally()
     for g, case in enumerate(generated):
-        t.fixtures = case_fixtures(case)
+        t.case = case
         first = candidate.results.get(base + 2 * g)
         second = candidate.results.get(base + 2 * g + 1)
         if first is None or second is None or "budget" in (first.get("error_kind"), second.get("error_kind")):

@@ -31,6 +31,7 @@ from kavi.gates.boundary import (
     shown_pools,
     simplest_values,
 )
+from kavi.gates.values import FIXTURE_FIELDS
 from kavi.proposals.model import Example, FieldSpec, Proposal
 from kavi.proposals.values import FieldType, parse_type
 
@@ -302,8 +303,7 @@ def _draws(proposal: Proposal, types: dict[str, FieldType], pools: Pools, count:
 def example_fixtures(ex: Example) -> dict[str, Any]:
     """An example's handle fixtures (vault files, HTTP responses, secrets), as a case carries them."""
     dumped = ex.model_dump(mode="json")
-    return {"vault_files": dumped.get("vault_files") or {}, "http_responses": dumped.get("http_responses") or {},
-            "secrets": dumped.get("secrets") or {}}
+    return {key: dumped.get(key) or {} for key in FIXTURE_FIELDS}
 
 
 def _json_safe(value: Any) -> bool:

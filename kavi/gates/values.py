@@ -31,3 +31,10 @@ def case_fixtures(case: dict[str, Any]) -> dict[str, Any] | None:
     if found and len(json.dumps(found, default=str)) > MAX_KEPT_FIXTURE_CHARS:
         return None
     return found
+
+
+def with_fixtures(entry: dict[str, Any], case: dict[str, Any] | None) -> dict[str, Any]:
+    """A report's question or counterexample `entry` with the handle fixtures `case` ran with, when it had any (a
+    holdout made from its input needs them)."""
+    fixtures = case_fixtures(case) if case is not None else {}
+    return entry if fixtures == {} else {**entry, "fixtures": fixtures}

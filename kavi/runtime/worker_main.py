@@ -210,8 +210,8 @@ def _describe(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"skills": described}
 
 
-_CALL_MODULES = ("kavi.runtime.trust", "kavi.runtime.errors", "kavi.runtime.skill_io", "kavi.skills.base",
-                 "kavi.skills.loading", "kavi.skills.source")
+# Where loading (the trust checks) and answering (validation, output) a call start; they import the rest.
+_CALL_MODULES = ("kavi.runtime.trust", "kavi.runtime.skill_io")
 
 
 def _warm_pydantic() -> None:

@@ -153,13 +153,16 @@ class _PidsCgroup:
     def join_paths(self) -> list[str]:
         return [self.join_path(), *([str(self.memory / "cgroup.procs")] if self.memory else [])]
 
+    def pids(self) -> list[int]:
+        """The processes in the cgroup now ([] when it is gone)."""
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
     def signal_all(self) -> None:
         """SIGKILL every process in the cgroup once, without waiting for them to go."""
-        try:
-            pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return
-        for pid in pids:
+        for pid in self.pids():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -168,10 +171,7 @@ class _PidsCgroup:
         end = time.monotonic() + 1.0
         pause = 0.002
         while True:
-            try:
-                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-            except OSError:
-                return
+            pids = self.pids()
             if not pids or time.monotonic() > end:
                 return
             for pid in pids:
@@ -453,10 +453,7 @@ class SandboxedProcess:
     def lower_priority(self, niceness: int) -> int:
         """Give every thread of the command and of what it started the CPU niceness `niceness` (only ever lower a
         priority: a higher niceness). Returns how many threads were changed."""
-        pids = {self.proc.pid}
-        if self._prep.cgroup is not None:
-            with contextlib.suppress(OSError, ValueError):
-                pids |= {int(p) for p in (self._prep.cgroup.path / "cgroup.procs").read_text().split()}
+        pids = {self.proc.pid, *(self._prep.cgroup.pids() if self._prep.cgroup is not None else ())}
         changed = 0
         seen: set[int] = set()
         todo = list(pids)
