@@ -148,8 +148,11 @@ def test_linear_and_n_log_n_skills_pass(tmp_path: Path) -> None:
     sort_proposal = parse_proposal(SORT_SPEC)
     gate = _gates(tmp_path / "sorted", sort_proposal, _sort_skill(N_LOG_N), SORT_TESTS)[GATE_RESOURCE]
     assert gate.verdict is Verdict.PASSED, (gate.reason, gate.details["shapes"])
-    growths = [s["growth"] for s in gate.details["shapes"] if s["growth"] is not None]
-    assert growths and max(growths) <= MAX_GROWTH, gate.details["shapes"]
+    # The gate's own judgement holds on every shape; one shape's fitted exponent is wall-clock time on a shared
+    # machine and a loaded CI can steepen it, so the fit must show the sub-quadratic growth on half the shapes.
+    assert not any(s["problem"] for s in gate.details["shapes"]), gate.details["shapes"]
+    growths = sorted(s["growth"] for s in gate.details["shapes"] if s["growth"] is not None)
+    assert growths and growths[(len(growths) - 1) // 2] <= MAX_GROWTH, gate.details["shapes"]
 
 
 def test_a_quadratic_list_algorithm_fails(tmp_path: Path) -> None:
