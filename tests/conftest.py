@@ -22,6 +22,25 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # suite's thousand homes: none here. The full-disk tests (tests/kavi_assets/cli/test_full_disk.py) set it back.
 os.environ.setdefault("KAVI_DISK_RESERVE_MB", "0")
 
+# The modules whose tests inspect the one shared `kavi demo` run (tests/e2e/conftest.py): on several workers they
+# all go to one worker, so the demo runs once. This is what `--dist loadgroup` with their `xdist_group("demo")`
+# mark does, but from pytest 9.2 xdist's grouping (a suffix it writes into each test's node id) no longer takes
+# effect, so the group is given to the scheduler here by module.
+DEMO_MODULES = ("tests/e2e/test_demo.py::", "tests/e2e/test_browser.py::", "tests/e2e/test_wheel_demo.py::")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `--dist loadgroup`: tests spread one by one as with `--dist load`, the shared demo's modules as one unit."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class DemoGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "demo" if nodeid.startswith(DEMO_MODULES) else nodeid
+
+    return DemoGroupScheduling(config, log)
+
 
 @pytest.fixture()
 def kavi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KaviHome]:

@@ -353,11 +353,18 @@ class DemoRun:
     env: dict[str, str]
     stdout: str
     returncode: int
+    python: str = sys.executable  # the interpreter whose kavi ran it (the installed wheel's, for the shared demo)
+
+    def kavi(self, args: list[str], env: dict[str, str] | None = None,
+             timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """`kavi ARGS` as the kavi that ran the demo (its gate tools judge the same), with the demo's environment."""
+        return run_kavi(args, self.env if env is None else env, timeout, python=self.python)
 
 
-def run_kavi(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """The real `kavi` CLI in a subprocess of this interpreter, with `env` as its whole environment."""
-    return subprocess.run([sys.executable, "-m", "kavi_assets.cli", *args], env=env, capture_output=True, text=True,
+def run_kavi(args: list[str], env: dict[str, str], timeout: float = 600,
+             python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    """The real `kavi` CLI in a subprocess of `python` (this interpreter), with `env` as its whole environment."""
+    return subprocess.run([python, "-m", "kavi_assets.cli", *args], env=env, capture_output=True, text=True,
                           timeout=timeout, check=False)
 
 

@@ -1,18 +1,20 @@
-"""One real `kavi demo` run per test session, shared by the end-to-end tests that inspect its results."""
+"""One real `kavi demo` run per test session, shared by the end-to-end tests that inspect its results: the main job
+from the installed wheel (tests/e2e/wheel.py). Every test that uses it is in the xdist group "demo", so a run on
+several workers (`--dist loadgroup`) runs the demo once."""
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
-from tests.factories import DemoRun, run_kavi
+from tests.e2e.wheel import WheelDemo, demo_from_a_wheel
+from tests.factories import DemoRun
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoRun]:
-    root = tmp_path_factory.mktemp("demo")
-    home, dagster_home = root / "kavi-home", root / "dagster-home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KAVI_", "DAGSTER_"))}
-    env.update(KAVI_HOME=str(home), DAGSTER_HOME=str(dagster_home), KAVI_RECORDED_SPEED="0")
-    proc = run_kavi(["demo"], env, timeout=900)
-    yield DemoRun(home, dagster_home, env, proc.stdout + proc.stderr, proc.returncode)
+def wheel_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WheelDemo]:
+    yield demo_from_a_wheel(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def demo_run(wheel_demo: WheelDemo) -> DemoRun:
+    return wheel_demo.run

@@ -9,7 +9,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ import pytest
 from tests.e2e.cdp import Browser
 from tests.factories import DemoRun
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("demo")]
 
 
 def _free_port() -> int:
@@ -41,7 +40,8 @@ def _gql(url: str, query: str) -> dict[str, object]:
 def webserver(demo_run: DemoRun) -> Iterator[str]:
     assert demo_run.returncode == 0, demo_run.stdout[-3000:]
     port = _free_port()
-    exe = shutil.which("dagster-webserver", path=str(Path(sys.executable).parent)) or "dagster-webserver"
+    # The webserver of the environment the demo ran in (the installed wheel's).
+    exe = shutil.which("dagster-webserver", path=str(Path(demo_run.python).parent)) or "dagster-webserver"
     proc = subprocess.Popen(
         [exe, "-m", "kavi_assets.definitions", "-h", "127.0.0.1", "-p", str(port)],
         env=demo_run.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,

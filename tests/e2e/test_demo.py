@@ -6,11 +6,11 @@ import pytest
 
 from tests.factories import REPO, DemoRun, run_kavi
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
 
 
 def _status(run: DemoRun) -> dict[str, dict[str, object]]:
-    proc = run_kavi(["status", "--json"], run.env)
+    proc = run.kavi(["status", "--json"])
     assert proc.returncode == 0, proc.stderr
     return {r["name"]: r for r in json.loads(proc.stdout)}
 
@@ -30,7 +30,7 @@ def test_demo_forges_examples(demo_run: DemoRun) -> None:
 
 
 def test_second_attempt_after_real_ruff_failure(demo_run: DemoRun) -> None:
-    proc = run_kavi(["lineage", "slugify_title", "--json"], demo_run.env)
+    proc = demo_run.kavi(["lineage", "slugify_title", "--json"])
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["status"] == "TRUSTED"
@@ -52,7 +52,7 @@ def test_quadratic_answers_fail_the_resource_gate_and_the_linear_retry_is_truste
     """The first recorded code of each backtracks from every start position of a long run of letters or digits: every
     other gate passes, the resource gate fails it with the input shape, sizes, times and growth in the research
     note; the recorded answer to the next packet is linear and is trusted."""
-    doc = json.loads(run_kavi(["lineage", name, "--json"], demo_run.env).stdout)
+    doc = json.loads(demo_run.kavi(["lineage", name, "--json"]).stdout)
     assert doc["status"] == "TRUSTED"
     assert [a["failure_kind"] for a in doc["attempts"]] == kinds
     slow, fast = doc["attempts"][-2], doc["attempts"][-1]
@@ -72,7 +72,7 @@ def test_quadratic_answers_fail_the_resource_gate_and_the_linear_retry_is_truste
 def test_the_coach_rejects_one_attempt_and_the_next_passes(demo_run: DemoRun) -> None:
     """Issue 12: read_notes_by_tag (ceremony standard) passes every deterministic gate at attempt 1 with a test that
     asserts nothing; the coach asks for changes, its finding reaches the research note, and attempt 2 passes."""
-    doc = json.loads(run_kavi(["lineage", "read_notes_by_tag", "--json"], demo_run.env).stdout)
+    doc = json.loads(demo_run.kavi(["lineage", "read_notes_by_tag", "--json"]).stdout)
     assert doc["status"] == "TRUSTED"
     first, second = doc["attempts"][0], doc["attempts"][1]
     assert first["failure_kind"] == "COACH_CHANGES_REQUESTED"
@@ -82,7 +82,7 @@ def test_the_coach_rejects_one_attempt_and_the_next_passes(demo_run: DemoRun) ->
     assert findings[0]["kind"] == "test_asserts_nothing" and "test_limit_and_count" in findings[0]["where"]
     assert second["gates"]["coach"] == "passed" and second["status"] == "VERIFIED"
     assert doc["promotions"] and doc["promotions"][0]["build_id"] == second["build_id"]
-    level = json.loads(run_kavi(["ceremony", "read_notes_by_tag", "--json"], demo_run.env).stdout)
+    level = json.loads(demo_run.kavi(["ceremony", "read_notes_by_tag", "--json"]).stdout)
     assert level["level"] == "standard" and level["coach"] is True
 
 
@@ -90,7 +90,7 @@ def test_gate_violation_never_touches_skills_home(demo_run: DemoRun) -> None:
     assert not (demo_run.home / "skills" / "extract_emails.py").exists()
     assert not (demo_run.home / "skills" / "extract_emails").exists()
     assert not list(demo_run.home.rglob("escape.py"))
-    doc = json.loads(run_kavi(["lineage", "extract_emails", "--json"], demo_run.env).stdout)
+    doc = json.loads(demo_run.kavi(["lineage", "extract_emails", "--json"]).stdout)
     assert doc["attempts"][0]["failure_kind"] == "GATE_VIOLATION"
     assert doc["attempts"][0]["skill_sha256"] is None
 
@@ -108,7 +108,7 @@ def test_trusted_files_match_ledger_hashes(demo_run: DemoRun) -> None:
         suffix = ".composition.json" if s["name"] == "email_domain_report" else ".py"
         assert s["path"] == f"skills/{s['name']}/v{s['latest']}{suffix}"
         assert [v["version"] for v in s["versions"]] == list(range(1, s["latest"] + 1))
-    verify = run_kavi(["verify"], demo_run.env)
+    verify = demo_run.kavi(["verify"])
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -144,7 +144,7 @@ def test_dagster_materialize_after_propose(demo_run: DemoRun, tmp_path_factory: 
 
 
 def test_doctor_passes_after_the_main_command(demo_run: DemoRun) -> None:
-    proc = run_kavi(["doctor", "--json"], demo_run.env)
+    proc = demo_run.kavi(["doctor", "--json"])
     checks = {c["name"]: c["status"] for c in json.loads(proc.stdout)}
     assert proc.returncode == 0, checks
     assert "fail" not in checks.values()
@@ -157,21 +157,21 @@ def test_shipped_skills_trusted_and_runnable(demo_run: DemoRun) -> None:
     rows = _status(demo_run)
     for name in SHIPPED:
         assert rows[name]["status"] == "TRUSTED", (name, rows.get(name))
-        doc = json.loads(run_kavi(["lineage", name, "--json"], demo_run.env).stdout)
+        doc = json.loads(demo_run.kavi(["lineage", name, "--json"]).stdout)
         assert doc["promotions"] and doc["attempts"][-1]["report_sha256"]
-    res = run_kavi(["run", "write_note", "--yes", "--output-json", "--json",
-                '{"title": "Demo note", "body": "Written by the e2e test.", "tags": ["e2e"]}'], demo_run.env)
+    res = demo_run.kavi(["run", "write_note", "--yes", "--output-json", "--json",
+                         '{"title": "Demo note", "body": "Written by the e2e test.", "tags": ["e2e"]}'])
     assert res.returncode == 0, res.stdout + res.stderr
     record = json.loads(res.stdout)
     written = demo_run.home / "vault" / record["output"]["path"]
     assert written.is_file() and "Written by the e2e test." in written.read_text()
-    tail = json.loads(run_kavi(["tail", "--json"], demo_run.env).stdout)
+    tail = json.loads(demo_run.kavi(["tail", "--json"]).stdout)
     assert tail[-1]["execution_id"] == record["execution_id"]
-    session = run_kavi(["session", "--latest"], demo_run.env)
+    session = demo_run.kavi(["session", "--latest"])
     assert session.returncode == 0 and record["execution_id"][:8] in session.stdout
-    replay = run_kavi(["replay", record["execution_id"][:8], "--yes"], demo_run.env)
+    replay = demo_run.kavi(["replay", record["execution_id"][:8], "--yes"])
     assert replay.returncode == 0, replay.stdout + replay.stderr
-    refused = run_kavi(["run", "write_note", "--json", '{"title": "x", "body": "y", "tags": []}'], demo_run.env)
+    refused = demo_run.kavi(["run", "write_note", "--json", '{"title": "x", "body": "y", "tags": []}'])
     assert refused.returncode == 2 and "--yes" in refused.stderr
 
 
@@ -200,15 +200,15 @@ def test_a_trusted_demo_skill_survives_reproposal_and_forging_with_the_endpoint_
     data["side_effect_class"] = "NETWORK"
     prop = tmp / "write_note.yaml"
     prop.write_text(yaml.safe_dump(data))
-    proposed = run_kavi(["propose", str(prop)], env)
+    proposed = demo_run.kavi(["propose", str(prop)], env)
     assert proposed.returncode == 0 and "FILE_WRITE → NETWORK" in proposed.stdout, proposed.stdout
-    run_kavi(["forge", "write_note"], env)
-    res = run_kavi(["run", "write_note", "--yes", "--output-json", "--json",
-                '{"title": "Still trusted", "body": "The endpoint is down.", "tags": []}'], env)
+    demo_run.kavi(["forge", "write_note"], env)
+    res = demo_run.kavi(["run", "write_note", "--yes", "--output-json", "--json",
+                         '{"title": "Still trusted", "body": "The endpoint is down.", "tags": []}'], env)
     assert res.returncode == 0, res.stdout + res.stderr
     record = json.loads(res.stdout)
     assert record["side_effect_class"] == "FILE_WRITE" and record["skill_version"] == 1
-    assert run_kavi(["verify"], env).returncode == 0
+    assert demo_run.kavi(["verify"], env).returncode == 0
 
 
 def test_decomposed_proposal_trusted_through_its_children(demo_run: DemoRun) -> None:
@@ -218,15 +218,15 @@ def test_decomposed_proposal_trusted_through_its_children(demo_run: DemoRun) -> 
     for name in ("email_domain_report", "find_addresses", "domains_of_addresses"):
         assert rows[name]["status"] == "TRUSTED", (name, rows.get(name))
     assert "decomposition VERIFIED (REPEATED_FAILURE" in demo_run.stdout
-    tree = json.loads(run_kavi(["tree", "email_domain_report", "--json"], demo_run.env).stdout)
+    tree = json.loads(demo_run.kavi(["tree", "email_domain_report", "--json"]).stdout)
     assert tree["state"] == "TRUSTED" and tree["decomposition"]["status"] == "VERIFIED"
     assert [(c["name"], c["state"]) for c in tree["children"]] == [("find_addresses", "TRUSTED"),
                                                                    ("domains_of_addresses", "TRUSTED")]
-    doc = json.loads(run_kavi(["lineage", "email_domain_report", "--json"], demo_run.env).stdout)
+    doc = json.loads(demo_run.kavi(["lineage", "email_domain_report", "--json"]).stdout)
     assert [a["failure_kind"] for a in doc["attempts"][:3]] == ["LLM_BAD_OUTPUT"] * 3
     assert doc["attempts"][3]["gates"] == {"children": "passed", "acceptance": "passed"}
     assert [e["child"] for e in doc["decomposition_edges"]] == ["find_addresses", "domains_of_addresses"]
-    res = run_kavi(["run", "email_domain_report", "--output-json", "--json",
-                '{"text": "ann@Example.org, bob@mail.example.com and ann@example.org"}'], demo_run.env)
+    res = demo_run.kavi(["run", "email_domain_report", "--output-json", "--json",
+                         '{"text": "ann@Example.org, bob@mail.example.com and ann@example.org"}'])
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads(res.stdout)["output"] == {"domains": ["example.org", "mail.example.com"], "count": 3}
