@@ -29,6 +29,7 @@ os.environ.setdefault("KAVI_DISK_RESERVE_MB", "0")
 DEMO_MODULES = ("tests/e2e/test_demo.py::", "tests/e2e/test_browser.py::", "tests/e2e/test_wheel_demo.py::")
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: without the plugin it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With `--dist loadgroup`: tests spread one by one as with `--dist load`, the shared demo's modules as one unit."""
     if config.getvalue("dist") != "loadgroup":
