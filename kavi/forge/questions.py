@@ -36,7 +36,9 @@ class Question:
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "kind": self.kind, "input": self.input, "candidate": self.candidate,
                 "alternatives": self.alternatives, "mutants": self.mutants, "build_id": self.build_id,
-                "answered": self.answered, **({"fixtures": self.fixtures} if self.fixtures else {})}
+                "answered": self.answered,
+                # The fixtures its input ran with; null when too large to keep (an input without any has no key).
+                **({"fixtures": self.fixtures} if self.fixtures != {} else {})}
 
     def ask(self) -> str:
         """The question as a person reads it."""

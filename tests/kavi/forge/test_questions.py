@@ -144,6 +144,9 @@ def test_fixtures_too_large_for_the_report_are_said_not_guessed(kavi_home: KaviH
     assert "fixtures too large to show" in open_questions(ctx, "search_notes")[0].ask()
     with pytest.raises(HoldoutError, match="fixtures too large"):
         answer(ctx, "search_notes", 1, {"paths": ["a.md"], "count": 1}, "ada")
+    # A script reading `kavi questions --json` is told so too (null), not shown a question without fixtures.
+    listed = runner.invoke(app, ["questions", "search_notes", "--json", "--home", str(kavi_home.root)])
+    assert json.loads(listed.output)["questions"][0]["fixtures"] is None
 
 
 def test_a_counterexample_holdout_keeps_its_fixtures(kavi_home: KaviHome) -> None:
