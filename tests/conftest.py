@@ -22,10 +22,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # suite's thousand homes: none here. The full-disk tests (tests/kavi_assets/cli/test_full_disk.py) set it back.
 os.environ.setdefault("KAVI_DISK_RESERVE_MB", "0")
 
-# The modules whose tests inspect the one shared `kavi demo` run (tests/e2e/conftest.py): on several workers they
-# all go to one worker, so the demo runs once. This is what `--dist loadgroup` with their `xdist_group("demo")`
-# mark does, but from pytest 9.2 xdist's grouping (a suffix it writes into each test's node id) no longer takes
-# effect, so the group is given to the scheduler here by module.
+# The modules whose tests inspect the one shared `kavi demo` run (tests/e2e/conftest.py): with `--dist loadgroup`
+# they all go to one worker, so the demo runs once. xdist's own loadgroup (an `xdist_group` mark, written as a
+# suffix into each test's node id) no longer takes effect under pytest 9.2, so the group is given to the scheduler
+# here, by module.
 DEMO_MODULES = ("tests/e2e/test_demo.py::", "tests/e2e/test_browser.py::", "tests/e2e/test_wheel_demo.py::")
 
 

@@ -1,8 +1,6 @@
 """One real `kavi demo` run per test session, shared by the end-to-end tests that inspect its results: the main job
-from the installed wheel (tests/e2e/wheel.py). Every test that uses it is in the xdist group "demo", so a run on
-several workers (`--dist loadgroup`) runs the demo once."""
-
-from collections.abc import Iterator
+from the installed wheel (tests/e2e/wheel.py). The modules that use it are one unit for `--dist loadgroup`
+(DEMO_MODULES in tests/conftest.py), so a run on several workers runs the demo once."""
 
 import pytest
 
@@ -11,8 +9,8 @@ from tests.factories import DemoRun
 
 
 @pytest.fixture(scope="session")
-def wheel_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WheelDemo]:
-    yield demo_from_a_wheel(tmp_path_factory.mktemp("demo"))
+def wheel_demo(tmp_path_factory: pytest.TempPathFactory) -> WheelDemo:
+    return demo_from_a_wheel(tmp_path_factory.mktemp("demo"))
 
 
 @pytest.fixture(scope="session")

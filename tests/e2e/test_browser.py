@@ -19,7 +19,7 @@ import pytest
 from tests.e2e.cdp import Browser
 from tests.factories import DemoRun
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("demo")]
+pytestmark = pytest.mark.browser
 
 
 def _free_port() -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from tests.factories import REPO, DemoRun, run_kavi
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
+pytestmark = pytest.mark.slow
 
 
 def _status(run: DemoRun) -> dict[str, dict[str, object]]:

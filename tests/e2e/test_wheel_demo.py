@@ -8,7 +8,7 @@ import pytest
 from tests.e2e.wheel import WheelDemo, checked
 from tests.factories import REPO
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
+pytestmark = pytest.mark.slow
 
 _ROW = re.compile(r"^ ([a-z][a-z0-9_]*) +[│┃]")
 
