@@ -16,6 +16,7 @@ Run: python benchmarks/adequacy.py [--dataset humaneval|mbpp|both] [--limit 50] 
 """
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -84,6 +85,10 @@ def _verify(data: Path, name: str, mutant: bool, independent: bool, adequacy: bo
     proposal = load_proposal(data / ("mutant-proposals" if mutant else "proposals") / f"{name}.json")
     files = _files(data / ("mutant-cassettes" if mutant else "cassettes") / f"{name}.yaml")
     reference = _skill(_files(data / "cassettes" / f"{name}.yaml"))
+    # The dataset's own tests (the reference proposal's examples and holdouts; a mutant's proposal keeps only those
+    # the mutant passes): what a person who knows the task can give when asked for an input whose answer differs.
+    full = load_proposal(data / "proposals" / f"{name}.json")
+    tests = [(ex.input, ex.expected) for ex in (*full.examples, *full.holdout_examples)]
     work = Path(tempfile.mkdtemp(prefix="kavi-adequacy-"))
     out, took = _gates(proposal, files, reference if independent else None, adequacy, questions, mypy_cache,
                        work / "gates-1")
@@ -99,7 +104,7 @@ def _verify(data: Path, name: str, mutant: bool, independent: bool, adequacy: bo
             break
         if not asked or round_number == rounds:
             break
-        proposal, exposing = _answer(work / f"person-{round_number}", proposal, reference, asked)
+        proposal, exposing = _answer(work / f"person-{round_number}", proposal, reference, asked, tests)
         if exposing is not None:
             outcome.exposed_after = outcome.answered + exposing
             outcome.answered += exposing
@@ -111,10 +116,25 @@ def _verify(data: Path, name: str, mutant: bool, independent: bool, adequacy: bo
     return outcome
 
 
-def _answer(work: Path, proposal: Any, reference: str, questions: list[dict[str, Any]]) -> tuple[Any, int | None]:
+def _differing_test(tests: list[tuple[dict[str, Any], dict[str, Any]]], answer: Any) -> tuple[Any, Any] | None:
+    """A dataset test whose expected output differs from `answer` in the fields `answer` holds."""
+    from kavi.gates.values import equal
+
+    if not isinstance(answer, dict):
+        return None
+    for test_input, expected in tests:
+        if any(k in expected and not equal(expected[k], v) for k, v in answer.items()):
+            return test_input, expected
+    return None
+
+
+def _answer(work: Path, proposal: Any, reference: str, questions: list[dict[str, Any]],
+            tests: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[Any, int | None]:
     """The person answers each question in turn with what the dataset's reference returns (run in the gate sandbox):
     (the spec with every answer in it, as holdouts or inputs outside the domain; the number of the first answer that
-    contradicts the skill, or None)."""
+    contradicts the skill, or None). Asked for an input whose answer differs from the one every example and holdout
+    shows (a "uniform" question), the person gives one of the dataset's tests where it does, when there is one (as a
+    holdout: the next verification judges the skill on it), else answers the question's input."""
     from kavi.forge.holdouts import HoldoutError, with_holdout
     from kavi.gates.acceptance import run_cases
     from kavi.gates.differential import _declared
@@ -122,7 +142,16 @@ def _answer(work: Path, proposal: Any, reference: str, questions: list[dict[str,
     from kavi.proposals.model import parse_proposal
     from kavi.sandbox.runner import Limits
 
-    asked = [q for q in questions if isinstance(q.get("input"), dict)]
+    asked = []
+    gave = 0
+    for q in questions:
+        given = _differing_test(tests, q.get("shown", q.get("candidate"))) if q.get("kind") == "uniform" else None
+        if given is not None:  # a new holdout; the next verification judges the skill on it
+            with contextlib.suppress(HoldoutError):
+                proposal = with_holdout(proposal, given[0], given[1])
+            gave += 1
+        elif isinstance(q.get("input"), dict):
+            asked.append(q)
     run = run_cases(work, proposal, reference.encode(), [{"input": q["input"]} for q in asked], Limits(wall_s=30))
     for i, q in enumerate(asked, 1):
         answer = run.results.get(i - 1)
@@ -135,7 +164,7 @@ def _answer(work: Path, proposal: Any, reference: str, questions: list[dict[str,
         skill = q.get("candidate")
         right = _declared(proposal, answer["output"])
         if q.get("kind") == "crash" or not (isinstance(skill, dict) and equal(right, _declared(proposal, skill))):
-            return proposal, i
+            return proposal, gave + i
         try:
             proposal = with_holdout(proposal, q["input"], right)
         except HoldoutError:

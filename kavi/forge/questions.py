@@ -1,7 +1,8 @@
 """The questions the evidence leaves open (the adequacy gate's, kavi.gates.adequacy), and a person's answers.
 
 A question is an input on which the candidate and a mutant of it that passed every check answer differently (or on
-which the candidate raises an exception it did not declare). A person answers with the right output, which becomes a
+which the candidate raises an exception it did not declare, or, when the candidate gave one answer to every input
+tried, a request for an input whose answer differs). A person answers with the right output, which becomes a
 holdout (kavi.forge.holdouts: the spec's new revision invalidates the cached independent implementation, and the next
 verification judges the candidate on it), or says the input is outside the skill's domain (recorded in the spec, so
 no generated input or probe asks it again). Until then the question is open, and the ceremony level decides what
@@ -15,6 +16,7 @@ from typing import Any
 from kavi.forge.context import ForgeContext
 from kavi.forge.holdouts import HoldoutError, add_holdout, report_fixtures
 from kavi.gates.boundary import canonical
+from kavi.gates.values import equal
 from kavi.ledger.records import RevisionOutcome
 from kavi.proposals.model import Proposal, ProposalError, parse_proposal
 from kavi.routing.complexity import score_complexity
@@ -24,25 +26,32 @@ from kavi.verdicts import GATE_ADEQUACY
 @dataclass(frozen=True)
 class Question:
     number: int  # 1-based, as the report lists them
-    kind: str  # "mutant": a variant answers differently; "crash": the candidate raises
-    input: dict[str, Any] | None  # None when the report holds it truncated
+    # "mutant": a variant answers differently; "crash": the candidate raises; "uniform": the candidate gave one
+    # answer to every input tried (the question asks for an input whose answer differs, or the answer for `input`)
+    kind: str
+    input: dict[str, Any] | None  # None when the report holds it truncated (or a uniform question has no suggestion)
     candidate: Any
     alternatives: list[Any]
     mutants: list[str]
     build_id: str
     answered: bool
     fixtures: dict[str, Any] | None = None  # the handle fixtures its input ran with ({}: none; None: too large)
+    inputs_tried: int = 0  # a uniform question's: how many inputs got the one answer
+    shown: Any = None  # a uniform question's: the one answer every example and holdout shows
 
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "kind": self.kind, "input": self.input, "candidate": self.candidate,
                 "alternatives": self.alternatives, "mutants": self.mutants, "build_id": self.build_id,
                 "answered": self.answered,
                 # The fixtures its input ran with; null when too large to keep (an input without any has no key).
-                **({"fixtures": self.fixtures} if self.fixtures != {} else {})}
+                **({"fixtures": self.fixtures} if self.fixtures != {} else {}),
+                **({"shown": self.shown, "inputs_tried": self.inputs_tried} if self.kind == "uniform" else {})}
 
     def ask(self) -> str:
         """The question as a person reads it."""
         shown = json.dumps(self.input, sort_keys=True, ensure_ascii=False)[:200] + self._with()
+        if self.kind == "uniform":
+            return self._ask_uniform(shown)
         if self.kind == "crash":
             return (f"for input {shown} the skill {str(self.candidate).strip('<>')}: is this input outside its domain, "
                     "or what should it return?")
@@ -50,6 +59,24 @@ class Question:
                              for a in self.alternatives) or "something else"
         return (f"for input {shown} the skill returns {json.dumps(self.candidate, sort_keys=True, default=str)[:120]}; "
                 f"a variant that passes every example returns {others}: which is right (or what is)?")
+
+    def _ask_uniform(self, shown: str) -> str:
+        def js(value: Any) -> str:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)[:120]
+
+        theirs = f"; an independent implementation returns {js(self.alternatives[0])}" if self.alternatives else ""
+        give = "give an input whose answer differs (--input JSON --expected JSON)"
+        if self.shown is None or self.shown == self.candidate:
+            text = (f"the skill returns {js(self.candidate)} for every input tried ({self.inputs_tried}), as every "
+                    "example expects: the evidence cannot tell it from a skill that always returns that. ")
+            if self.input is None:
+                return text + give[0].upper() + give[1:] + "."
+            if theirs:
+                return text + f"For input {shown} it does{theirs}: which is right (or what is)?"
+            return text + f"{give[0].upper()}{give[1:]}, or the answer for input {shown}."
+        return (f"every example and holdout expects {js(self.shown)}: the evidence cannot tell the skill from one "
+                f"that always returns that. For input {shown} the skill returns {js(self.candidate)}{theirs}: which "
+                f"is right (or what is)? Or {give}.")
 
     def _with(self) -> str:
         """What the input ran with besides itself (the fixtures of the example it came from)."""
@@ -77,6 +104,7 @@ def questions(ctx: ForgeContext, name: str) -> list[Question]:
     if build is None:
         return []
     settled = settled_inputs(row.proposal)
+    shown = [ex.expected for ex in (*row.proposal.examples, *row.proposal.holdout_examples)]
     for result in results:
         if result["gate"] != GATE_ADEQUACY:
             continue
@@ -86,19 +114,31 @@ def questions(ctx: ForgeContext, name: str) -> list[Question]:
             if not isinstance(q, dict):
                 continue
             given = q.get("input") if isinstance(q.get("input"), dict) else None
-            out.append(Question(int(q.get("number") or len(out) + 1), str(q.get("kind") or "mutant"), given,
+            kind = str(q.get("kind") or "mutant")
+            answered = given is not None and canonical(given) in settled
+            one = q.get("shown", q.get("candidate"))
+            if kind == "uniform":  # answered too once the spec shows an answer other than the one it showed
+                answered = answered or _shows_another(shown, one)
+            out.append(Question(int(q.get("number") or len(out) + 1), kind, given,
                                 q.get("candidate"), list(q.get("alternatives") or []), list(q.get("mutants") or []),
-                                build.build_id, given is not None and canonical(given) in settled,
-                                report_fixtures(q)))
+                                build.build_id, answered, report_fixtures(q), int(q.get("inputs_tried") or 0),
+                                one if kind == "uniform" else None))
         return out
     return []
+
+
+def _shows_another(expected: list[dict[str, Any]], answer: Any) -> bool:
+    """Whether an example or holdout expects, in the fields `answer` holds, something other than `answer`."""
+    if not isinstance(answer, dict):
+        return False
+    return any(any(k in ex and not equal(ex[k], v) for k, v in answer.items()) for ex in expected)
 
 
 def open_questions(ctx: ForgeContext, name: str) -> list[Question]:
     return [q for q in questions(ctx, name) if not q.answered]
 
 
-def _chosen(ctx: ForgeContext, name: str, number: int) -> Question:
+def _chosen(ctx: ForgeContext, name: str, number: int, own_input: bool = False) -> Question:
     found = questions(ctx, name)
     if not found:
         raise HoldoutError(f"{name}: the latest verification left no question open")
@@ -106,7 +146,13 @@ def _chosen(ctx: ForgeContext, name: str, number: int) -> Question:
         raise HoldoutError(f"{name}: question {number} does not exist; the latest verification has {len(found)} "
                            f"(1 to {len(found)})")
     chosen = found[number - 1]
-    if chosen.input is None:
+    if own_input and chosen.kind != "uniform":
+        raise HoldoutError(f"{name}: question {number} asks about its own input; --input answers a question that "
+                           "asks for an input whose answer differs (kavi questions NAME)")
+    if chosen.kind == "uniform" and chosen.input is None and not own_input:
+        raise HoldoutError(f"{name}: question {number} asks for an input whose answer differs: give it with "
+                           "--input JSON --expected JSON")
+    if chosen.input is None and not own_input:
         raise HoldoutError(f"{name}: question {number}'s input is too long to be kept whole in the report; add the "
                            "answer with kavi holdout add NAME --input JSON --expected JSON --by WHO")
     if chosen.answered:
@@ -121,13 +167,15 @@ def _fixtures_of(name: str, chosen: Question) -> dict[str, Any]:
     return chosen.fixtures
 
 
-def answer(ctx: ForgeContext, name: str, number: int, expected: dict[str, Any], by: str
-           ) -> tuple[Question, Proposal, RevisionOutcome]:
-    """Record a person's right output for question `number` as a new holdout of NAME."""
-    chosen = _chosen(ctx, name, number)
-    assert chosen.input is not None
+def answer(ctx: ForgeContext, name: str, number: int, expected: dict[str, Any], by: str,
+           input_data: dict[str, Any] | None = None) -> tuple[Question, Proposal, RevisionOutcome]:
+    """Record a person's right output for question `number` as a new holdout of NAME; `input_data` the person's own
+    input, for a question that asks for one whose answer differs (kind "uniform")."""
+    chosen = _chosen(ctx, name, number, own_input=input_data is not None)
+    given = input_data if input_data is not None else chosen.input
+    assert given is not None
     # The holdout runs with the fixtures the question's input ran with (a vault's files, HTTP responses, secrets).
-    proposal, outcome = add_holdout(ctx, name, chosen.input, expected, by, _fixtures_of(name, chosen))
+    proposal, outcome = add_holdout(ctx, name, given, expected, by, _fixtures_of(name, chosen))
     return chosen, proposal, outcome
 
 

@@ -315,17 +315,21 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
             q["alternatives"].append(alternative)
         q["mutants"].append(mutant.describe())
     crash_questions = _crash_questions(proposal, done, indep, generated, plan.probes, refuted, details)
+    uniform = _uniform_question(done, indep, generated, plan.probes, details)
     # The subtlest variants first (those that part from the candidate on the fewest inputs: a plausible wrong skill
     # differs from the right one on few), then those most variants share, then the smallest input.
     ranked = sorted(questions.values(),
                     key=lambda q: (q["subtlest"], -len(q["mutants"]), len(canonical(q["input"]))))
     ranked += sorted(crash_questions, key=lambda q: len(canonical(q["input"])))
+    # One answer to everything comes first: no variant's question can reach an input where the answer differs.
+    ranked = ([uniform] if uniform is not None else []) + ranked
     kept = ranked[: max(0, config.max_questions)]
     details.update(
         killed_by=killed_by, survivors=survivors[:20], questions_cut=len(ranked) - len(kept),
         questions=[{"number": i, "kind": q.get("kind", "mutant"), "input": _kept(q["input"]),
                     "candidate": _kept(q["candidate"]), "alternatives": [_kept(a) for a in q["alternatives"][:3]],
-                    "mutants": q["mutants"][:5], **({"fixtures": q["fixtures"]} if "fixtures" in q else {})}
+                    "mutants": q["mutants"][:5], **({"fixtures": q["fixtures"]} if "fixtures" in q else {}),
+                    **({"shown": _kept(q["shown"]), "inputs_tried": q["inputs_tried"]} if "shown" in q else {})}
                    for i, q in enumerate(kept, 1)],
         cut=str(done.get("cut") or ""),
     )
@@ -382,6 +386,61 @@ def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Answers,
         out.append(_with_fixtures({"kind": "crash", "input": case_input, "candidate": raised, "alternatives": [],
                                    "mutants": []}, key, generated, probes))
     return out
+
+
+def _pin(output: Any, answer: Any) -> Any:
+    """`output` cut to the fields `answer` holds (the outputs the examples pin)."""
+    if isinstance(output, dict) and isinstance(answer, dict):
+        return {k: output.get(k) for k in answer}
+    return output
+
+
+def _uniform_question(done: dict[str, Any], indep: Answers, generated: list[dict[str, Any]],
+                      probes: list[dict[str, Any]], details: dict[str, Any]) -> dict[str, Any] | None:
+    """When every example and holdout shows one answer, the evidence cannot tell the candidate from a skill that
+    always answers that (no variant's question reaches an input where the answer should differ). Asked when the
+    candidate gave that answer to every input it ran on, or when two shown cases or more all show it. The
+    independent implementation answers first: where it agrees with the candidate on every input it ran, that settles
+    it; where it answers otherwise, that input is the question, with both answers. Else a person is asked for an
+    input whose answer differs, or about the nearest input where the candidate answered otherwise (or, when it never
+    did, about the probe nearest the examples)."""
+    found = done.get("one_answer")
+    if not isinstance(found, dict) or "answer" not in found:
+        return None
+    if not found.get("constant") and int(found.get("judged") or 0) < 2:
+        return None
+    answer = found["answer"]
+    details["one_answer"] = {"answer": _kept(answer), "inputs": int(found.get("inputs") or 0),
+                             "constant": bool(found.get("constant"))}
+    keys = [f"p{i}" for i in range(len(probes))] + [f"g{i}" for i in range(len(generated))]
+    other = found.get("other") if isinstance(found.get("other"), dict) else None
+
+    def asked(key: str, candidate: Any, alternatives: list[Any]) -> dict[str, Any]:
+        return _with_fixtures({"kind": "uniform", "input": _case_input(key, generated, probes), "candidate": candidate,
+                               "alternatives": alternatives, "mutants": [], "shown": answer,
+                               "inputs_tried": details["one_answer"]["inputs"]}, key, generated, probes)
+
+    if other is None:  # the one answer to everything: the first input where the independent answers otherwise
+        agreed = 0
+        for key in keys:
+            theirs = _independent_answer(indep, key)
+            if theirs is None:
+                continue
+            if not equal(_pin(theirs.get("output"), answer), answer):
+                return asked(key, answer, [_pin(theirs.get("output"), answer)])
+            agreed += 1
+        if agreed:
+            details["settled_by_independent"] += 1
+            return None
+        return asked(next(iter(keys), ""), answer, [])
+    key, mine = str(other.get("key", "")), _pin(other.get("output"), answer)
+    theirs = _independent_answer(indep, key)
+    if theirs is not None:  # where the candidate answered otherwise: the independent confirms it, or disagrees
+        if equal(_pin(theirs.get("output"), answer), mine):
+            details["settled_by_independent"] += 1
+            return None
+        return asked(key, mine, [_pin(theirs.get("output"), answer)])
+    return asked(key, mine, [])
 
 
 def _settle(proposal: Proposal, report: dict[str, Any], indep: Answers,

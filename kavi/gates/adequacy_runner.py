@@ -159,6 +159,7 @@ def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: s
     # evidence leaves open whether that input is outside the skill's domain or a bug.
     crashes = [{"key": key, "error": str(entry.get("error") or "")[:200]} for key, _case, entry in pool
                if key.startswith("p") and entry.get("error_kind") == "raised"][:MAX_CRASHES]
+    one_answer = _one_answer(candidate, judged, usable, pinned)
 
     def differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return not equal(_pinned(a.get("output"), pinned), _pinned(b.get("output"), pinned))
@@ -188,7 +189,27 @@ def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: s
         report["ms"] = round((time.monotonic() - started) * 1000, 2)
         emit({"mutant": report})
     emit({"adequacy_done": {"tried": tried, "cut": cut, "s": round(time.monotonic() - started_at, 3),
-                            "crashes": crashes}})
+                            "crashes": crashes, **({"one_answer": one_answer} if one_answer else {})}})
+
+
+def _one_answer(candidate: dict[int, dict[str, Any]], judged: int,
+                usable: list[tuple[str, dict[str, Any], dict[str, Any]]], pinned: list[str]) -> dict[str, Any] | None:
+    """When the examples and holdouts all show one answer (the candidate passed them, so its own answers there are
+    theirs): that answer, how many inputs the candidate gave it to, whether it gave it to every pool input too, and
+    the first pool input (the probes, nearest the examples, before the generated ones) where it answered otherwise."""
+    shown = [_pinned(candidate[i].get("output"), pinned) for i in range(judged) if candidate.get(i, {}).get("ran")]
+    if not shown or len(shown) < judged or any(not equal(a, shown[0]) for a in shown[1:]):
+        return None
+    same = len(shown)
+    other: dict[str, Any] | None = None
+    for key, _case, entry in sorted(usable, key=lambda u: not u[0].startswith("p")):
+        answer = _pinned(entry.get("output"), pinned)
+        if equal(answer, shown[0]):
+            same += 1
+        elif other is None:
+            other = {"key": key, "output": entry.get("output")}
+    return {"answer": shown[0], "inputs": same, "judged": judged, "constant": other is None,
+            **({"other": other} if other is not None else {})}
 
 
 def _judge_mutant(call: Call, cases: list[dict[str, Any]], judged: int,

@@ -1,7 +1,8 @@
 """`kavi questions NAME` and `kavi answer NAME N`: what the evidence leaves open about a skill, and a person's answer.
 
-`answer` takes the right output as JSON (`--expected`, recorded as a holdout) or `--outside` (the input is not the
-skill's to answer). Bad JSON, unknown fields, wrong types and a question that does not exist are one line and exit 2.
+`answer` takes the right output as JSON (`--expected`, recorded as a holdout; with `--input`, for the person's own
+input when the question asks for one whose answer differs) or `--outside` (the input is not the skill's to answer).
+Bad JSON, unknown fields, wrong types and a question that does not exist are one line and exit 2.
 """
 
 import json
@@ -63,6 +64,9 @@ def questions_cmd(
     if still:
         _say(f"answer one: kavi answer {name} N --expected JSON --by WHO   (or --outside: not the skill's to "
              "answer)")
+        if any(q.kind == "uniform" for q in still):
+            _say(f"  a question asking for an input whose answer differs: kavi answer {name} N --input JSON "
+                 "--expected JSON --by WHO")
 
 
 def answer_cmd(
@@ -70,6 +74,9 @@ def answer_cmd(
     number: Annotated[int, typer.Argument(help="the question's number (kavi questions NAME)")],
     expected: Annotated[str | None, typer.Option("--expected", help="the right output, a JSON object of output "
                                                                       "fields (recorded as a holdout)")] = None,
+    input_json: Annotated[str | None, typer.Option("--input", help="your own input, a JSON object, for a question "
+                                                                     "that asks for an input whose answer differs "
+                                                                     "(kind uniform)")] = None,
     outside: Annotated[bool, typer.Option("--outside", help="the input is outside the skill's domain")] = False,
     by: Annotated[str, typer.Option("--by", help="who answers (recorded in the ledger)")] = "",
     home: Annotated[str | None, typer.Option("--home", help="skills home (default: $KAVI_HOME or ~/.kavi)")] = None,
@@ -81,6 +88,8 @@ def answer_cmd(
 
     if (expected is None) == (not outside):
         raise HoldoutError("answer either with --expected JSON or with --outside, not both or neither")
+    if input_json is not None and outside:
+        raise HoldoutError("--input goes with --expected: the right output for your input")
     ctx = _ctx(home)
     if outside:
         _question, _proposal, outcome = declare_outside(ctx, name, number, by or "")
@@ -88,7 +97,8 @@ def answer_cmd(
              f"{outcome.revision})")
     else:
         expected_data = parse_json_object(str(expected), "--expected")
-        _question, proposal, outcome = answer(ctx, name, number, expected_data, by or "")
+        input_data = parse_json_object(input_json, "--input") if input_json is not None else None
+        _question, proposal, outcome = answer(ctx, name, number, expected_data, by or "", input_data)
         _say(f"{name}: question {number} answered by {by.strip()} as holdout {len(proposal.holdout_examples)} "
              f"(revision {outcome.revision})")
     _say(f"  re-forge to judge the skill on it: kavi forge {name}")

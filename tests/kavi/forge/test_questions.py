@@ -163,3 +163,53 @@ def test_a_counterexample_holdout_keeps_its_fixtures(kavi_home: KaviHome) -> Non
     assert out.exit_code == 0, out.output
     added = forge_ctx(kavi_home).records.require_proposal("search_notes").proposal.holdout_examples[-1]
     assert added.input == {"query": "soup"} and added.vault_files == NOTES
+
+
+UNIFORM = {"number": 1, "kind": "uniform", "input": {"n": 6}, "candidate": {"sign": 1}, "alternatives": [],
+           "mutants": [], "shown": {"sign": 1}, "inputs_tried": 40}
+
+
+def test_a_question_asking_for_an_input_whose_answer_differs(kavi_home: KaviHome) -> None:
+    """The skill answered one thing to every input tried: the person gives an input whose answer differs (--input),
+    which answers the question; --input is refused for a question about its own input."""
+    spec = {**SIGN_OF_SPEC, "holdout_examples": [{"input": {"n": 12}, "expected": {"sign": 1}}]}
+    verified_candidate(kavi_home, spec, sign_of_source("1"), gates=_gates(UNIFORM, {**QUESTION, "number": 2}))
+    home = str(kavi_home.root)
+    shown = runner.invoke(app, ["questions", "sign_of", "--home", home])
+    assert shown.exit_code == 0, shown.output
+    assert "for every input tried (40)" in shown.output and "--input JSON --expected JSON" in shown.output
+    wrong = runner.invoke(app, ["answer", "sign_of", "2", "--input", '{"n": 3}', "--expected", '{"sign": 1}',
+                                "--by", "ada", "--home", home])
+    assert wrong.exit_code == 2 and "asks about its own input" in wrong.output and "Traceback" not in wrong.output
+    bad = runner.invoke(app, ["answer", "sign_of", "1", "--input", '{"m": 3}', "--expected", '{"sign": -1}',
+                              "--by", "ada", "--home", home])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output, bad.output
+    done = runner.invoke(app, ["answer", "sign_of", "1", "--input", '{"n": -3}', "--expected", '{"sign": -1}',
+                               "--by", "ada", "--home", home])
+    assert done.exit_code == 0 and "as holdout 2" in done.output, done.output
+    listed = json.loads(runner.invoke(app, ["questions", "sign_of", "--json", "--home", home]).output)["questions"]
+    assert listed[0]["kind"] == "uniform" and listed[0]["inputs_tried"] == 40 and listed[0]["shown"] == {"sign": 1}
+    assert [q["answered"] for q in listed] == [True, False]  # the spec now shows another answer
+    ctx = forge_ctx(kavi_home)
+    assert ctx.records.require_proposal("sign_of").proposal.holdout_examples[-1].input == {"n": -3}
+
+
+def test_a_uniform_question_answered_on_its_own_input_with_the_same_answer(kavi_home: KaviHome) -> None:
+    spec = {**SIGN_OF_SPEC, "holdout_examples": [{"input": {"n": 12}, "expected": {"sign": 1}}]}
+    verified_candidate(kavi_home, spec, sign_of_source("1"), gates=_gates(UNIFORM))
+    ctx = forge_ctx(kavi_home)
+    assert "or the answer for input {\"n\": 6}" in questions(ctx, "sign_of")[0].ask()
+    answer(ctx, "sign_of", 1, {"sign": 1}, "ada")
+    assert open_questions(ctx, "sign_of") == []  # its own input is decided now; the next verification asks anew
+
+
+def test_a_uniform_question_about_an_input_answered_otherwise(kavi_home: KaviHome) -> None:
+    spec = {**SIGN_OF_SPEC, "holdout_examples": [{"input": {"n": 12}, "expected": {"sign": 1}}]}
+    asked = {**UNIFORM, "input": {"n": -2}, "candidate": {"sign": -1}}
+    verified_candidate(kavi_home, spec, sign_of_source(), gates=_gates(asked))
+    ctx = forge_ctx(kavi_home)
+    [question] = questions(ctx, "sign_of")
+    text = question.ask()
+    assert 'every example and holdout expects {"sign": 1}' in text and 'the skill returns {"sign": -1}' in text
+    answer(ctx, "sign_of", 1, {"sign": -1}, "ada")  # right there: the spec now shows another answer
+    assert open_questions(ctx, "sign_of") == []

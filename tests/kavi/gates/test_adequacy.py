@@ -86,6 +86,7 @@ def test_the_independent_answers_first_and_an_honest_skill_leaves_no_question(tm
     # Without a second opinion the same honest skill asks the person what the examples leave open, zero first.
     alone = _gates(tmp_path / "alone", sign_of, HONEST)[GATE_ADEQUACY]
     assert alone.verdict is Verdict.PASSED
+    assert "one_answer" not in alone.details  # its answers differ: no question about answering one thing always
     assert alone.details["questions"][0]["input"] == {"n": 0}
     assert alone.details["questions"][0]["candidate"] == {"sign": 0}
 
@@ -269,3 +270,73 @@ def test_a_question_carries_the_fixtures_its_input_ran_with() -> None:
                             {"p0": {"ran": True, "output": {"count": 2}}}, others_passed=True)
     assert refuted.verdict is Verdict.FAILED
     assert refuted.details["counterexamples"][0]["fixtures"] == {"vault_files": proposal.examples[0].vault_files}
+
+
+# Every shown case expects 1: a skill that always answers 1 passes them all, and no variant of it can reach an input
+# where the answer differs (each variant that changes the constant fails the example).
+ONE_ANSWER_SPEC = {**SIGN_OF_SPEC, "holdout_examples": [{"input": {"n": 12}, "expected": {"sign": 1}}]}
+ALWAYS_ONE = sign_of_source("1 + 0 * n")
+ALWAYS_ONE_TESTS = """from skills.sign_of import SignOf, SignOfInput
+
+
+def test_positive() -> None:
+    assert SignOf().execute(SignOfInput(n=5)).sign == 1
+"""
+
+
+def test_one_answer_to_every_input_asks_for_an_input_whose_answer_differs(tmp_path: Path) -> None:
+    proposal = parse_proposal(ONE_ANSWER_SPEC)
+    res = _gates(tmp_path, proposal, ALWAYS_ONE, tests=ALWAYS_ONE_TESTS)
+    adequacy = res[GATE_ADEQUACY]
+    assert adequacy.verdict is Verdict.PASSED, adequacy.reason
+    d = adequacy.details
+    # Asked first, above any variant's question: the examples, the holdout, the probes and the generated inputs all
+    # got {"sign": 1}.
+    first = d["questions"][0]
+    assert first["kind"] == "uniform" and first["candidate"] == {"sign": 1} and first["alternatives"] == []
+    assert first["inputs_tried"] == d["one_answer"]["inputs"] > 10
+    assert isinstance(first["input"], dict) and first["input"] not in ({"n": 5}, {"n": 12})  # a probe to answer
+
+
+def _one_answer_gate(indep: dict[str, dict[str, object]] | None, **found: object) -> GateResult:
+    from kavi.gates.adequacy import adequacy_gate
+
+    proposal = parse_proposal(ONE_ANSWER_SPEC)
+    plan = plan_adequacy(proposal, ALWAYS_ONE, [], AdequacyConfig())
+    one = {"answer": {"sign": 1}, "inputs": 30, "judged": 2, "constant": True, **found}
+    done = {"tried": 0, "cut": "", "crashes": [], "one_answer": one}
+    return adequacy_gate(proposal, AdequacyConfig(), plan, [], done, [], indep, others_passed=True)
+
+
+def test_the_independent_answers_the_one_answer_question_first() -> None:
+    plan = plan_adequacy(parse_proposal(ONE_ANSWER_SPEC), ALWAYS_ONE, [], AdequacyConfig())
+    # It agrees on every probe it ran: settled, no question.
+    agreeing = _one_answer_gate({f"p{i}": {"ran": True, "output": {"sign": 1}} for i in range(3)})
+    assert agreeing.details["questions"] == [] and agreeing.details["settled_by_independent"] == 1
+    # It answers otherwise on one: that input is the question, with its answer beside the skill's.
+    parting = _one_answer_gate({"p0": {"ran": True, "output": {"sign": 1}}, "p1": {"ran": True, "output": {"sign": 0}}})
+    [question] = parting.details["questions"]
+    assert question["kind"] == "uniform" and question["input"] == plan.probes[1]["input"]
+    assert question["alternatives"] == [{"sign": 0}] and parting.verdict is Verdict.PASSED
+    # None: a person is asked, on the probe nearest the examples.
+    alone = _one_answer_gate(None)
+    assert alone.details["questions"][0]["input"] == plan.probes[0]["input"]
+    assert alone.details["one_answer"] == {"answer": {"sign": 1}, "inputs": 30, "constant": True}
+
+
+def test_two_shown_cases_with_one_answer_ask_even_when_the_skill_answers_otherwise_elsewhere() -> None:
+    """Both shown cases expect 1, and the skill answered -1 on one probe: the evidence still cannot tell it from a
+    skill that answers 1 almost everywhere. The question is that probe (is -1 right there?), unless the independent
+    implementation answers it: agreeing settles it, disagreeing puts both answers to the person."""
+    plan = plan_adequacy(parse_proposal(ONE_ANSWER_SPEC), ALWAYS_ONE, [], AdequacyConfig())
+    other = {"key": "p2", "output": {"sign": -1}}
+    [question] = _one_answer_gate(None, constant=False, other=other).details["questions"]
+    assert question["input"] == plan.probes[2]["input"] and question["candidate"] == {"sign": -1}
+    assert question["shown"] == {"sign": 1} and question["alternatives"] == []
+    confirmed = _one_answer_gate({"p2": {"ran": True, "output": {"sign": -1}}}, constant=False, other=other)
+    assert confirmed.details["questions"] == [] and confirmed.details["settled_by_independent"] == 1
+    [doubted] = _one_answer_gate({"p2": {"ran": True, "output": {"sign": 1}}}, constant=False,
+                                 other=other).details["questions"]
+    assert doubted["candidate"] == {"sign": -1} and doubted["alternatives"] == [{"sign": 1}]
+    # One shown case alone, and the skill answers otherwise elsewhere: nothing to ask.
+    assert _one_answer_gate(None, constant=False, other=other, judged=1).details["questions"] == []
