@@ -54,7 +54,11 @@ def scale_of(score: float) -> int:
 
 
 def ceremony_for(proposal: Proposal) -> Ceremony:
-    score = score_complexity(proposal).score
+    return ceremony_of_score(score_complexity(proposal).score)
+
+
+def ceremony_of_score(score: float) -> Ceremony:
+    """The level a complexity score (0..1, as the ledger records it with each proposal) maps to."""
     scale = scale_of(score)
     if scale <= LOW_MAX:
         level = CeremonyLevel.LOW

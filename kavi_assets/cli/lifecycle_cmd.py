@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from kavi_assets.cli.console import make_console
 from kavi_assets.cli.errors import cli_errors
@@ -122,18 +121,21 @@ def status(
     home: HomeOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Every proposal's status, attempts and latest model."""
+    """Every proposal's status, trusted version, ceremony level, attempts, latest model and failure, and a
+    decomposition's parent and children."""
+    from kavi_assets.cli.status_view import status_rows, status_table
+
     h = open_home(home)
     records = open_records(h)
-    rows = records.list_status(name)
+    rows = status_rows(records, name)
     if name is not None and not rows:
         records.require_proposal(name)
     if as_json:
         print_json(rows)
         return
-    header = ("skill", "class", "status", "attempts", "latest model", "failure")
-    cells = [(r["name"], r["side_effect_class"], r["status"], str(r["attempts"]), r["model"] or "",
-              r["failure_kind"] or "") for r in rows]
+    header = ("skill", "class", "status", "version", "ceremony", "attempts", "latest model", "failure", "parent")
+    cells = [(r["name"], r["side_effect_class"], r["status"], str(r["trusted_version"] or ""), r["ceremony"],
+              str(r["attempts"]), r["model"] or "", r["failure_kind"] or "", r["parent"] or "") for r in rows]
     if len(cells) > _RICH_TABLE_MAX_ROWS:
         # Rich measures every cell of every row, slow for thousands of proposals: a long listing is plain aligned text.
         widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
@@ -142,12 +144,7 @@ def status(
         lines += ["  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip() for c in cells]
         typer.echo("\n".join(lines))
         return
-    table = Table(title=f"Kavi Forge — {h.root}")
-    for col in header:
-        table.add_column(col)
-    for c in cells:
-        table.add_row(*c)
-    console.print(table)
+    console.print(status_table(rows, f"Kavi Forge — {h.root}"))
 
 
 

@@ -214,11 +214,56 @@ def test_long_status_listings_stay_complete(kavi_home: KaviHome, proposal_data: 
                                             complexity=0.1)
     res = runner.invoke(app, ["status", "--json"])
     assert res.exit_code == 0
-    assert json.loads(res.output) == json.loads(json.dumps(ctx.records.list_status()))
+    assert json.loads(res.output) == json.loads(json.dumps(
+        [{**r, "ceremony": "low", "parent": None, "children": []} for r in ctx.records.list_status()]))
     monkeypatch.setattr(lifecycle_cmd, "_RICH_TABLE_MAX_ROWS", 50)
     res = runner.invoke(app, ["status"])
     assert res.exit_code == 0
     lines = res.output.splitlines()
-    assert lines[0].endswith(": 120 proposals") and lines[1].split() == ["skill", "class", "status", "attempts",
-                                                                          "latest", "model", "failure"]
-    assert [line.split()[:4] for line in lines[2:]] == [[n, "READ_ONLY", "PROPOSED", "0"] for n in names]
+    assert lines[0].endswith(": 120 proposals") and lines[1].split() == [
+        "skill", "class", "status", "version", "ceremony", "attempts", "latest", "model", "failure", "parent"]
+    assert [line.split()[:5] for line in lines[2:]] == [[n, "READ_ONLY", "PROPOSED", "low", "0"] for n in names]
+
+
+def test_status_shows_versions_levels_and_decompositions_whole_at_100_columns(
+        kavi_home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 32-character name is never cut at 100 columns; each row shows the trusted version, the ceremony level
+    (a person's raise included), the latest attempt with its failure kind, and a decomposition's parent and
+    children; --json carries the same fields."""
+    from kavi.decompose.records import WAITING, DecompositionRecords
+    from kavi.forge.levels import set_level
+    from tests.factories import SIGN_OF_SPEC, forge_ctx, record_build, sign_of_source, trust_version
+
+    long_name = "domains_of_addresses_in_a_letter"
+    assert len(long_name) == 32
+    trust_version(kavi_home, {**SIGN_OF_SPEC, "name": long_name}, sign_of_source())
+    trust_version(kavi_home, {**SIGN_OF_SPEC, "name": long_name}, sign_of_source("(n > 0) - (n < 0)"))
+    record_build(kavi_home, {**SIGN_OF_SPEC, "name": "parent_report"}, sign_of_source())
+    record_build(kavi_home, {**SIGN_OF_SPEC, "name": "child_part"}, sign_of_source())
+    ctx = forge_ctx(kavi_home)
+    set_level(ctx.records, "parent_report", "strict", actor="ada")
+    DecompositionRecords(ctx.records).record(
+        parent="parent_report", spec_sha256="0" * 64, root="parent_report", depth=0, trigger="test", model=None,
+        endpoint=None, status=WAITING, reason=None, composition=None, answer_sha256=None,
+        children=["child_part", long_name])
+    monkeypatch.setenv("COLUMNS", "100")
+    res = runner.invoke(app, ["status", "--home", str(kavi_home.root)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert all(len(line) <= 100 for line in lines), res.output
+    assert "…" not in res.output, res.output
+    row = next(line for line in lines if line.startswith(long_name + " "))
+    assert row.split()[1:5] == ["READ_ONLY", "TRUSTED", "2", "low"], row
+    assert "a2 builder-m" in row
+    parent = lines.index(next(line for line in lines if line.startswith("parent_report ")))
+    assert lines[parent].split()[1:4] == ["READ_ONLY", "PROPOSED", "strict"], lines[parent]
+    assert lines[parent + 1].startswith("→ child_part, ")  # the children below the name (wrapped to its width)
+    assert long_name in " ".join(lines[parent + 1: parent + 3]).replace("\n", "")
+    child = lines.index(next(line for line in lines if line.startswith("child_part ")))
+    assert lines[child + 1].startswith("↳ part of parent_report")
+    doc = {r["name"]: r for r in json.loads(runner.invoke(app, ["status", "--json", "--home",
+                                                                str(kavi_home.root)]).output)}
+    assert doc[long_name]["trusted_version"] == 2 and doc[long_name]["ceremony"] == "low"
+    assert doc["parent_report"]["ceremony"] == "strict"
+    assert doc["parent_report"]["children"] == ["child_part", long_name] and doc["parent_report"]["parent"] is None
+    assert doc["child_part"]["parent"] == "parent_report" and doc[long_name]["parent"] == "parent_report"
