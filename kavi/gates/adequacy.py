@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kavi.gates.boundary import canonical
-from kavi.gates.differential import _declared, _kept, _show
+from kavi.gates.differential import SLOW_FACTOR, SLOW_MIN_S, _declared, _kept, _show
 from kavi.gates.generate import example_fixtures
 from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
 from kavi.gates.values import equal, with_fixtures
@@ -66,6 +66,8 @@ def _leaf_variants(value: Any, ints: list[int], strs: list[str], siblings: list[
         near = [s for s in siblings if type(s) is int and s != value]
         out: list[Any] = [*near, *(c + d for c in ints for d in (0, -1, 1)), value - 1, value + 1, 0, 1, -1]
         out += [s + d for s in near for d in (-1, 1)]
+        if value > 1:
+            out.append(value * 2)  # twice as far: where a needlessly slow algorithm shows
         return out
     if isinstance(value, float):
         numbers: list[Any] = [float(s) for s in siblings
@@ -315,6 +317,7 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
             q["alternatives"].append(alternative)
         q["mutants"].append(mutant.describe())
     crash_questions = _crash_questions(proposal, done, indep, generated, plan.probes, refuted, details)
+    _too_slow(done, indep, generated, plan.probes, refuted)
     uniform = _uniform_question(done, indep, generated, plan.probes, details)
     # The subtlest variants first (those that part from the candidate on the fewest inputs: a plausible wrong skill
     # differs from the right one on few), then those most variants share, then the smallest input.
@@ -341,6 +344,7 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
         details["counterexamples"] = refuted[:MAX_COUNTEREXAMPLES]
         messages = [f"on input {_show(r['input'])} your skill {_did(r['candidate'])}; an independent "
                     f"implementation of the same spec returned {_show(r['independent'])}"
+                    + (f" in {r['independent_ms']:.0f} ms" if r.get("independent_ms") is not None else "")
                     + (f", as a variant of your skill does ({r['mutant']})" if r.get("mutant") else "")
                     for r in refuted[:MAX_COUNTEREXAMPLES]]
         return GateResult(GATE_ADEQUACY, Verdict.FAILED, f"{len(refuted)} counterexample(s) found by mutation; "
@@ -354,7 +358,31 @@ def adequacy_gate(proposal: Proposal, config: AdequacyConfig, plan: AdequacyPlan
 def _did(candidate: Any) -> str:
     if isinstance(candidate, str) and candidate.startswith("<raises "):
         return "raised " + candidate[len("<raises "):-1]
+    if isinstance(candidate, str) and candidate.startswith("<did not finish"):
+        return candidate.strip("<>")
     return f"returned {_show(candidate)}"
+
+
+def _too_slow(done: dict[str, Any], indep: Answers, generated: list[dict[str, Any]], probes: list[dict[str, Any]],
+              refuted: list[dict[str, Any]]) -> None:
+    """The probes the candidate could not finish even with SLOW_MIN_S: a counterexample where the independent
+    implementation answered in a small fraction of that time (as the differential gate judges a generated input)."""
+    for slow in done.get("slow") or []:
+        if not isinstance(slow, dict):
+            continue
+        key = str(slow.get("key", ""))
+        case_input = _case_input(key, generated, probes)
+        entry = _independent_answer(indep, key)
+        given = float(slow.get("s") or 0.0)
+        took = entry.get("ms") if entry is not None else None
+        if case_input is None or not isinstance(took, int | float) or given < SLOW_MIN_S \
+                or given < SLOW_FACTOR * float(took) / 1000:
+            continue
+        refuted.append(_with_fixtures({"kind": "too_slow", "input": _kept(case_input),
+                                       "candidate": f"<did not finish in {given:.1f} s>",
+                                       "independent": _kept(entry.get("output") if entry else None),
+                                       "independent_ms": round(float(took), 1), "mutant": ""},
+                                      key, generated, probes))
 
 
 def _crash_questions(proposal: Proposal, done: dict[str, Any], indep: Answers,

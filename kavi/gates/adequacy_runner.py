@@ -21,6 +21,7 @@ from kavi.gates.values import equal
 MAX_SHRINK_CALLS = 60
 MAX_DISTINGUISHING = 3
 MAX_CRASHES = 10
+MAX_SLOW = 2
 MAX_COUNTED = 12
 
 
@@ -150,10 +151,21 @@ def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: s
     for g, pos in enumerate(range(judged, len(cases), 2)):
         if pos in candidate:
             pool.append((f"g{g}", cases[pos], candidate[pos]))
+    # With an independent implementation to compare times with, a probe the candidate runs out of time on is tried
+    # once more with `slow_cap_s`: one it cannot finish even then is reported (the forge judges it too slow where the
+    # independent answered fast).
+    longer = float(section.get("slow_cap_s") or 0.0)
+    slow: list[dict[str, Any]] = []
     for p, probe in enumerate(section.get("probes") or []):
         if time.monotonic() > deadline:
             break
-        pool.append((f"p{p}", probe, call(probe, cap)))
+        entry = call(probe, cap)
+        if entry.get("error_kind") == "timeout" and longer > cap and len(slow) < MAX_SLOW \
+                and time.monotonic() + longer <= deadline:
+            entry = call(probe, longer)
+            if entry.get("error_kind") == "timeout":
+                slow.append({"key": f"p{p}", "s": longer})
+        pool.append((f"p{p}", probe, entry))
     usable = [(key, case, entry) for key, case, entry in pool if entry.get("ran")]
     # A probe keeps a shown example's shape: where the candidate raises there an exception it did not declare, the
     # evidence leaves open whether that input is outside the skill's domain or a bug.
@@ -189,7 +201,8 @@ def run_adequacy(call: Call, namespace: dict[str, Any], source: str, filename: s
         report["ms"] = round((time.monotonic() - started) * 1000, 2)
         emit({"mutant": report})
     emit({"adequacy_done": {"tried": tried, "cut": cut, "s": round(time.monotonic() - started_at, 3),
-                            "crashes": crashes, **({"one_answer": one_answer} if one_answer else {})}})
+                            "crashes": crashes, **({"one_answer": one_answer} if one_answer else {}),
+                            **({"slow": slow} if slow else {})}})
 
 
 def _one_answer(candidate: dict[int, dict[str, Any]], judged: int,

@@ -18,6 +18,7 @@ from kavi.build.sandbox_dir import write_files
 from kavi.gates.acceptance import CaseRun, acceptance_run, run_cases
 from kavi.gates.adequacy import AdequacyConfig, AdequacyPlan, adequacy_gate, plan_adequacy
 from kavi.gates.differential import (
+    SLOW_MIN_S,
     EvidenceConfig,
     IndependentEvidence,
     differential_gate,
@@ -243,6 +244,10 @@ def _run_gates(
                 else _guard("policy", lambda: policy_gate(independent.decode("utf-8"), proposal, config.policy_path)))
         if not scan.ok:
             indep_refused = f"the independent implementation was refused by the policy ({scan.reason}); not run"
+    if plan.section is not None and independent is not None and evidence.enabled and not indep_refused and generated:
+        # The independent implementation runs the probes too: a probe the candidate cannot finish is worth a longer
+        # try, whose time is compared with the independent's (kavi.gates.adequacy: too slow).
+        plan.section["slow_cap_s"] = SLOW_MIN_S
     t0 = time.monotonic()
     tests_done = threading.Event()
 

@@ -340,3 +340,59 @@ def test_two_shown_cases_with_one_answer_ask_even_when_the_skill_answers_otherwi
     assert doubted["candidate"] == {"sign": -1} and doubted["alternatives"] == [{"sign": 1}]
     # One shown case alone, and the skill answers otherwise elsewhere: nothing to ask.
     assert _one_answer_gate(None, constant=False, other=other, judged=1).details["questions"] == []
+
+
+def test_a_probe_the_candidate_cannot_finish_is_tried_longer_and_reported() -> None:
+    """In the sandbox: a probe that runs out of the call's cap is tried once more with `slow_cap_s` (set when an
+    independent implementation runs); one it cannot finish even then is reported as slow. Without `slow_cap_s`
+    nothing is retried."""
+    from kavi.gates.adequacy_runner import run_adequacy
+
+    calls: list[tuple[int, float]] = []
+
+    def call(case: dict[str, object], cap_s: float) -> dict[str, object]:
+        n = int(case["input"]["n"])  # type: ignore[index]
+        calls.append((n, cap_s))
+        if n >= 10:
+            return {"ran": False, "error_kind": "timeout", "error": "stopped: the call's time cap"}
+        return {"ran": True, "output": {"sign": 1}}
+
+    job = {"cases": [{"input": {"n": 5}}], "adequacy": {
+        "mutants": [], "pinned": ["sign"], "judged": 1, "shown_expected": [{"sign": 1}],
+        "probes": [{"input": {"n": 6}}, {"input": {"n": 10}}, {"input": {"n": 11}}, {"input": {"n": 12}}],
+        "budget_s": 30.0, "call_cap_s": 0.25, "slow_cap_s": 1.0}}
+    lines: list[dict[str, object]] = []
+    run_adequacy(call, {}, "x = 1\n", "<skill>", job, {0: {"ran": True, "output": {"sign": 1}}}, lines.append)
+    done = lines[-1]["adequacy_done"]
+    assert done["slow"] == [{"key": "p1", "s": 1.0}, {"key": "p2", "s": 1.0}]  # at most two tried longer
+    assert (10, 1.0) in calls and (12, 1.0) not in calls
+    calls.clear()
+    del job["adequacy"]["slow_cap_s"]  # type: ignore[attr-defined]
+    lines.clear()
+    run_adequacy(call, {}, "x = 1\n", "<skill>", job, {0: {"ran": True, "output": {"sign": 1}}}, lines.append)
+    assert "slow" not in lines[-1]["adequacy_done"] and all(cap == 0.25 for _n, cap in calls)
+
+
+def test_a_probe_too_slow_where_the_independent_answers_fast_refutes_the_candidate() -> None:
+    from kavi.gates.adequacy import adequacy_gate
+
+    proposal = parse_proposal(SIGN_OF_SPEC)
+    plan = plan_adequacy(proposal, HONEST, [], AdequacyConfig())
+    done = {"tried": 0, "cut": "", "crashes": [], "slow": [{"key": "p1", "s": 1.0}]}
+    fast = adequacy_gate(proposal, AdequacyConfig(), plan, [], done, [],
+                         {"p1": {"ran": True, "output": {"sign": 1}, "ms": 3.0}}, others_passed=True)
+    assert fast.verdict is Verdict.FAILED, fast.reason
+    [message] = fast.messages
+    assert "did not finish in 1.0 s" in message and "returned {\"sign\": 1} in 3 ms" in message, message
+    assert fast.details["counterexamples"][0]["kind"] == "too_slow"
+    # The independent took a tenth of the time the candidate had: the input may simply be hard. No verdict.
+    slow = adequacy_gate(proposal, AdequacyConfig(), plan, [], done, [],
+                         {"p1": {"ran": True, "output": {"sign": 1}, "ms": 100.0}}, others_passed=True)
+    assert slow.verdict is Verdict.PASSED
+    alone = adequacy_gate(proposal, AdequacyConfig(), plan, [], done, [], None, others_passed=True)
+    assert alone.verdict is Verdict.PASSED
+
+
+def test_an_int_shown_above_one_is_probed_at_twice_its_value() -> None:
+    probes = [p["input"] for p in probe_inputs(parse_proposal(SIGN_OF_SPEC), HONEST, [], 200)]
+    assert {"n": 10} in probes  # the example's 5, doubled: where a needlessly slow algorithm shows
