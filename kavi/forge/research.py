@@ -141,6 +141,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
                  else _outage_next(name, outage, escalated, ctx.settings.endpoint_outage_attempts)
                  if outage is not None
                  else "waits for a person: kavi retry NAME --by WHO [--hint TEXT]" if escalated
+                 else f"{cls.facts['not_judged']}: the retry sensor tries again after a backoff (kavi forge NAME to "
+                      "try now)" if infra and cls.facts.get("not_judged")
                  else "the forge's own environment failed, not the model: the retry sensor tries again after a "
                       "backoff (kavi forge NAME to try now)" if infra
                  else "the next attempt may be requested (kavi forge NAME, or the retry sensor)"),

@@ -62,8 +62,10 @@ def build_headers(skill: str, attempt: int, kind: str) -> dict[str, str]:
 
 
 def _failure_text(f: Mapping[str, Any]) -> str:
-    lines = [f"Attempt {f.get('attempt')} failed: {f.get('failure_kind')}"]
     facts = f.get("facts") or {}
+    if facts.get("not_judged"):  # the reviewer failed, not the builder: nothing in the code to fix
+        return f"Attempt {f.get('attempt')} was not judged: {facts['not_judged']}."
+    lines = [f"Attempt {f.get('attempt')} failed: {f.get('failure_kind')}"]
     for gate, info in (facts.get("gates") or {}).items():
         lines.append(f"- gate {gate}: {info.get('reason', '')}")
         lines += [f"    {m}" for m in info.get("messages", [])[:12]]

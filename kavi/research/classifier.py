@@ -52,6 +52,10 @@ _INFRA_KEY = re.compile(r"\d+")  # numbers (sizes, pids) vary between tries of t
 _RUFF_CODE = re.compile(r"\b([A-Z]{1,3}\d{3,4})\b")
 _MYPY_CODE = re.compile(r"\[([a-z-]+)\]\s*$")
 
+# What a research note and the next packet say when the coach model failed (its endpoint, or an answer outside the
+# schema) after every other gate passed: the reviewer's failure, not the builder's.
+COACH_NOT_JUDGED = "the coach could not review; the build was not judged (the coach's failure, not the builder's)"
+
 
 @dataclass(frozen=True)
 class AttemptFailure:
@@ -172,6 +176,9 @@ def classify(failure: AttemptFailure) -> Classification:
             facts = {"stage": "verify", "failed_gates": sorted(failed), "infrastructure": infra,
                      "retryable": True,
                      "gates": {g: {"reason": r.reason, "messages": _trim(r.messages)} for g, r in failed.items()}}
+            if set(failed) == {GATE_COACH}:
+                # Every gate that judges the code passed; only the reviewer failed: the build was not judged.
+                facts["not_judged"] = COACH_NOT_JUDGED
             return Classification(kind, facts, _fingerprint(kind, keys), keys)
         kind = FailureKind.UNKNOWN
         for gate, gate_kind in _GATE_KIND_ORDER:

@@ -210,6 +210,16 @@ def test_a_coach_that_cannot_answer_is_the_coachs_failure_not_the_builders(
     assert ctx.records.model_outcomes() == []  # the builder's record is untouched
     build = ctx.records.latest_build("sign_of")
     assert build is not None and build.failure_kind == FailureKind.INFRASTRUCTURE.value
+    # The note and the next packet say so: not judged, the coach's failure (not a generic infrastructure failure,
+    # never the builder's).
+    assert stored["facts"]["not_judged"].startswith("the coach could not review; the build was not judged")
+    assert stored["next"].startswith("the coach could not review; the build was not judged")
+    prepare_packet(ctx, "sign_of", run_id=None)
+    nxt = ctx.records.latest_build("sign_of")
+    assert nxt is not None and nxt.attempt_number == 2
+    prompt = load_packet(ctx, nxt)["messages"][1]["content"]
+    assert "Attempt 1 was not judged: the coach could not review" in prompt, prompt
+    assert "Attempt 1 failed" not in prompt
 
 
 def test_coach_outcomes_never_move_the_builders_posteriors(kavi_home: KaviHome, tmp_path: Path) -> None:
