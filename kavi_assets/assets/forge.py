@@ -17,6 +17,7 @@ from kavi.forge.promote import NotVerified, PromotionRefused, promote
 from kavi.forge.questions import open_questions
 from kavi.forge.research import NOT_THE_MODELS, record_success, research
 from kavi.forge.verify import evidence_markdown, verify
+from kavi.lifecycle import Verdict
 from kavi.routing.thompson import NoModelAvailable
 from kavi.verdicts import ALL_GATES, GATE_ADEQUACY, GateResult
 from kavi_assets.assets.partitions import proposals_partitions
@@ -234,6 +235,9 @@ def skill_build(
     check_specs=GATE_CHECKS,
     partitions_def=proposals_partitions,
     name="verify_and_research",
+    # Subsettable so a check may go unreported: a gate that did not run is no evaluation (Dagster shows it skipped),
+    # never a failed check.
+    can_subset=True,
 )
 def verify_and_research(
     context: dg.AssetExecutionContext, home: SkillsHomeResource, llm: LLMResource, gates: GateRunnerResource,
@@ -246,15 +250,16 @@ def verify_and_research(
     checks = []
     who = {"skill": name, "attempt": dg.MetadataValue.int(out.attempt), "build_id": out.build_id,
            "report": dg.MetadataValue.url(report_link(name))}
+    selected_checks = context.selected_asset_check_keys
     for gate in ALL_GATES:
         r = by_gate.get(gate)
-        if r is None:
-            reason = out.build_failure.message if out.build_failure else "gate did not report"
-            reason = f"the build failed before verification ({reason})"
-            checks.append(dg.AssetCheckResult(
-                asset_key=REPORT_KEY, check_name=f"gate_{gate}", passed=False,
-                description=check_description(name, out.attempt, out.build_id, gate, "not run", reason, []),
-                metadata={**who, "verdict": "not run"}))
+        if dg.AssetCheckKey(REPORT_KEY, f"gate_{gate}") not in selected_checks:
+            continue
+        if r is None or r.effective_verdict is Verdict.OMITTED:
+            # Not run: no evaluation (the check shows as skipped for this run), and the reason in the run's log.
+            why = (r.reason if r is not None else "the build failed before verification ("
+                   + (out.build_failure.message[:300] if out.build_failure else "the gate did not report") + ")")
+            context.log.info(f"{name} attempt {out.attempt}: gate {gate} not evaluated: {why}")
         else:
             checks.append(dg.AssetCheckResult(
                 asset_key=REPORT_KEY,
@@ -306,7 +311,10 @@ def verify_and_research(
     failing = [r.gate for r in out.results if not r.ok]
     report_meta["verdict"] = ("PASSED" if out.passed else f"FAILED ({', '.join(failing)})" if failing
                               else "FAILED (the build failed before any gate could run)")
-    yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
+    if REPORT_KEY in context.selected_asset_keys:
+        yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
+    else:  # a subset without the report (the research note alone): its checks still report
+        yield from checks
     if out.passed:
         context.log.info(f"{name} attempt {out.attempt} (build {out.build_id}): every gate passed")
         yield status_observation(ctx, name)
@@ -315,32 +323,35 @@ def verify_and_research(
     failed = failing or [f"none ran, the build failed ({note.kind.value})"]
     note_path = ctx.store.path_for(note.note_sha256)
     # The verdict, for a person reading the run's log: which gates, what happens next, where the research note is.
+    verdict = (f"was not judged: {note.facts['not_judged']}" if note.facts.get("not_judged")
+               else f"failed verification: {', '.join(failed)}")
     context.log.warning(
-        f"{name} attempt {note.attempt} (build {note.build_id}) failed verification: {', '.join(failed)} → "
+        f"{name} attempt {note.attempt} (build {note.build_id}) {verdict} → "
         f"{note.status.value} ({note.kind.value}); "
         + (f"escalated ({', '.join(note.triggers)}): it waits for a person (kavi retry {name} --by WHO)"
            if note.escalated else "the retry sensor requests the next attempt")
         + f"; research note: {note_path}"
     )
     facts_md = json.dumps(note.facts, indent=2)[:6000]
-    yield dg.MaterializeResult(
-        asset_key=RESEARCH_KEY,
-        metadata={
-            "build_id": note.build_id,
-            "attempt": dg.MetadataValue.int(note.attempt),
-            "failure_kind": note.kind.value,
-            # INFRASTRUCTURE (a missing tool, a full disk...) is not the model's outcome: the router learns nothing.
-            "counts_against_model": dg.MetadataValue.bool(note.kind.value not in NOT_THE_MODELS),
-            "fingerprint": note.fingerprint,
-            "escalated": dg.MetadataValue.bool(note.escalated),
-            "triggers": dg.MetadataValue.json(note.triggers),
-            "status": note.status.value,
-            "attempt_budget": dg.MetadataValue.int(note.budget),
-            "facts": dg.MetadataValue.md(f"```json\n{facts_md}\n```"),
-            "note_sha256": note.note_sha256,
-            "note_path": dg.MetadataValue.path(str(note_path)),
-        },
-    )
+    if RESEARCH_KEY in context.selected_asset_keys:
+        yield dg.MaterializeResult(
+            asset_key=RESEARCH_KEY,
+            metadata={
+                "build_id": note.build_id,
+                "attempt": dg.MetadataValue.int(note.attempt),
+                "failure_kind": note.kind.value,
+                # INFRASTRUCTURE (a missing tool, a full disk...) is not the model's outcome: the router learns nothing.
+                "counts_against_model": dg.MetadataValue.bool(note.kind.value not in NOT_THE_MODELS),
+                "fingerprint": note.fingerprint,
+                "escalated": dg.MetadataValue.bool(note.escalated),
+                "triggers": dg.MetadataValue.json(note.triggers),
+                "status": note.status.value,
+                "attempt_budget": dg.MetadataValue.int(note.budget),
+                "facts": dg.MetadataValue.md(f"```json\n{facts_md}\n```"),
+                "note_sha256": note.note_sha256,
+                "note_path": dg.MetadataValue.path(str(note_path)),
+            },
+        )
     yield status_observation(ctx, name)
 
 

@@ -88,6 +88,34 @@ def test_graphql_shows_assets_checks_partitions(webserver: str) -> None:
     assert stats["numPartitions"] >= 4 and stats["numMaterialized"] >= 4
 
 
+def test_a_gate_check_is_red_only_where_a_partition_failed_it(webserver: str, demo_run: DemoRun) -> None:
+    """Each gate check's partitions: failed only where the proposal's latest attempt failed that gate in the ledger;
+    a gate that did not run (extract_emails' build failed before verification) is no evaluation, never a failure."""
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+
+    data = _gql(webserver, """
+        { assetNodes(assetKeys: [{path: ["forge", "verification_report"]}]) {
+            assetChecksOrError { ... on AssetChecks { checks { name partitionStatuses {
+                ... on AssetCheckDefaultPartitionStatuses { succeededPartitions failedPartitions skippedPartitions
+                                                            executionFailedPartitions } } } } } } }
+    """)
+    [node] = data["data"]["assetNodes"]  # type: ignore[index]
+    statuses = {c["name"]: c["partitionStatuses"] for c in node["assetChecksOrError"]["checks"]}
+    records = ForgeRecords(Ledger(demo_run.home / "ledger.duckdb"))
+    failed_in_ledger: dict[str, set[str]] = {}
+    for row in records.list_status():
+        build = records.latest_build(row["name"])
+        for result in records.gate_results(build.build_id) if build is not None else []:
+            if result["effective_verdict"] == "failed":
+                failed_in_ledger.setdefault(f"gate_{result['gate']}", set()).add(row["name"])
+    for check, status in statuses.items():
+        assert set(status["failedPartitions"]) == failed_in_ledger.get(check, set()), (check, status)
+        assert status["executionFailedPartitions"] == [], (check, status)
+        assert "extract_emails" not in status["succeededPartitions"], (check, status)
+    assert "extract_emails" in statuses["gate_ruff"]["skippedPartitions"], statuses["gate_ruff"]
+
+
 @pytest.fixture(scope="module")
 def browser(webserver: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -128,15 +156,16 @@ def test_failed_partition_checks_name_the_skill_and_show_the_tool_messages(
     assert "[Show Markdown]" not in page
     assert browser.scroll_to_text("ruff FAILED: 2 finding(s)")
     _shot(browser, "checks_failed_partition.png", tmp_path)
-    # The same check's Partitions view: each skill's latest verdict; extract_emails (the allowlist violation) failed,
-    # and its detail names it and says why, without a click on any metadata.
+    # The same check's Partitions view: each skill's latest verdict. No partition's latest attempt failed ruff, so
+    # none is red; extract_emails (its build failed before verification: the allowlist) and email_domain_report
+    # (its own attempts never reached the gates; it is trusted through its decomposition) were not evaluated:
+    # skipped, not failed.
     assert browser.click_text("Partitions", selector="[role=tab]", last=True)  # the check's tab, not the asset's
-    # Failed (2): extract_emails, and email_domain_report, whose own three attempts never reached the gates (it is
-    # trusted through its decomposition, whose composition check is recorded by the decompose job, not as gate_ruff).
-    browser.wait_for_text("extract_emails", "slugify_title", "email_domain_report", "Failed (2)")
+    page = browser.wait_for_text("extract_emails", "slugify_title", "email_domain_report", "Skipped (2)")
+    assert "Failed (" not in page.replace("Failed (0)", ""), page[:3000]
+    _shot(browser, "checks_partitions.png", tmp_path)
     assert browser.click_text("extract_emails")
-    browser.wait_for_text("ruff NOT RUN: the build failed before verification (the answer writes outside the "
-                          "allowlist)", "extract_emails, attempt 1, build extract_emails-a1-")
+    browser.wait_for_text("Skipped")
     _shot(browser, "checks_partition_extract_emails.png", tmp_path)
 
 
