@@ -100,7 +100,7 @@ def forge(
 ) -> None:
     """Run the next attempt of NAME through Dagster (packet, build, gates, research, promotion). Prints the verdict,
     the gates that failed with their first message, where the research note is and what to do next."""
-    from kavi_assets.cli.outcome import print_forge_outcome
+    from kavi_assets.cli.outcome import forge_exit_status, print_forge_outcome
 
     h = open_home(home)
     if all_ or name is None:
@@ -110,6 +110,8 @@ def forge(
     out = forge_once(h, name, tags={"kavi/trigger": "cli"}, again=again)
     if as_json:
         print_json(out)
+        if code := forge_exit_status(out):  # the same status as without --json: scripts need not parse
+            raise typer.Exit(code)
         return
     code = print_forge_outcome(name, out, console, make_console(stderr=True))
     if code:

@@ -22,7 +22,8 @@ EXIT_STATUS_HELP = (
     "environment failed, not the verdict (a full disk, an unreadable or corrupt ledger, the model endpoint down, a "
     "gate tool missing). "
     "Results go to stdout, errors and usage errors to stderr. `kavi forge --json` puts the attempt's outcome in "
-    "the document (status, failure_kind, errors) and exits 0 once it is printed."
+    "the document (status, failure_kind, errors) and exits with the same status as without --json; `kavi forge "
+    "--all --json` exits 1 when any attempt's verdict is against it."
 )
 
 _PASSING = ("VERIFIED", "TRUSTED")
@@ -57,6 +58,19 @@ def research_details(records: Any, home: KaviHome, name: str, build: Any) -> dic
         "error": facts.get("error"),
         "outage": facts.get("outage"),
     }
+
+
+def forge_exit_status(out: dict[str, Any]) -> int:
+    """The exit status of one attempt's outcome (see EXIT_STATUS_HELP): what print_forge_outcome returns."""
+    from kavi.infrastructure import is_disk_full
+
+    if out["errors"]:
+        return EXIT_ENVIRONMENT if any(is_disk_full(str(e)) for e in out["errors"]) else EXIT_VERDICT
+    if out["infrastructure"] or (out.get("failure_kind") == _ENDPOINT and out.get("outage")):
+        return EXIT_ENVIRONMENT
+    if out["status"] in _PASSING:
+        return EXIT_OK
+    return EXIT_USAGE if out.get("failure_kind") == _NOT_CONFIGURED else EXIT_VERDICT
 
 
 def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: Console) -> int:

@@ -42,7 +42,8 @@ def forge_all(h: KaviHome, name: str | None, *, as_json: bool, concurrency: int 
         import json
 
         print(json.dumps(outs, indent=2, default=str))
-        return EXIT_OK
+        # As without --json: 1 when any attempt's verdict is against it (or a step crashed).
+        return EXIT_VERDICT if any(o["status"] not in _PASSING or o["errors"] for o in outs) else EXIT_OK
     return _print(outs, time.monotonic() - started, out, err)
 
 

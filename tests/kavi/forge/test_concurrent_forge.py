@@ -135,8 +135,8 @@ def test_two_forges_of_one_proposal_at_once_make_consecutive_attempts(tmp_path: 
     outs = []
     for proc in procs:
         stdout, stderr = proc.communicate(timeout=600)
-        assert proc.returncode == 0, stderr
         outs.append(json.loads(stdout))
+        assert proc.returncode == (0 if outs[-1]["status"] in ("VERIFIED", "TRUSTED") else 1), stderr
     for out in outs:
         # No step crashed (a duplicate attempt fails its run with a LedgerConflictError); a gate's blocking check
         # failing an attempt is an outcome, not an error.

@@ -61,6 +61,7 @@ def test_forging_a_trusted_skill_with_the_endpoint_down_keeps_it_serving(
     forged = _run(["forge", "word_count", "--json"])
     out = json.loads(forged.output[forged.output.index("{"):])
     assert out["attempt"] == 2 and out["status"] != "TRUSTED"  # the candidate failed: the endpoint is down
+    assert forged.exit_code == 3  # --json exits as without it: the environment failed, not the verdict
     record = _run_record(["run", "word_count", "--json", '{"text": "a b c"}'])
     assert record["success"] and record["output"]["words"] == 3
     assert record["skill_version"] == 1

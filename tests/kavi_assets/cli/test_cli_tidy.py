@@ -240,6 +240,18 @@ def test_forge_verdict_is_a_line_not_a_traceback(kavi_home: KaviHome, monkeypatc
     assert note and Path(note[0].split("research note: ", 1)[1].split()[0]).is_file(), lines
 
 
+def test_forge_json_exits_as_the_verdict_says(kavi_home: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--json changes what is printed, not the exit status: 1 for a verdict against the attempt, as without it."""
+    monkeypatch.delenv("KAVI_LLM_BASE_URL", raising=False)
+    assert runner.invoke(app, ["propose", str(EXAMPLES / "extract_emails.yaml")]).exit_code == 0
+    res = runner.invoke(app, ["forge", "extract_emails", "--json"])
+    doc = json.loads(res.stdout[res.stdout.index("{"):])
+    assert doc["status"] == "GATE_VIOLATION" and res.exit_code == 1, res.output
+    helptext = " ".join(runner.invoke(app, ["forge", "--help"]).output.split())
+    assert "same status as without --json" in " ".join(runner.invoke(app, ["--help"]).output.split())
+    assert "--json" in helptext
+
+
 def test_readme_shows_what_the_cli_prints(demo_like: tuple[ForgeContext, list[str]]) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     ctx, names = demo_like
