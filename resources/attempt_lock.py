@@ -4,7 +4,8 @@ step to its end, whoever launched it (the CLI, a sensor under the daemon, `dagst
 The forge jobs run in process, so the resource is set up once per run and torn down when the run ends, failed
 steps included; a killed run worker releases the lock with its process. The resource also records which process
 executes the run (pid, host, process start) as run tags when the launcher did not, so the stale-run sweep can
-tell a run whose worker died."""
+tell a run whose worker died, and tags a run started without a `kavi/trigger` (the UI, `dagster asset materialize`)
+with `kavi/trigger: dagster`."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from kavi.settings import KaviSettings
 from resources.home import SkillsHomeResource
 
 PARTITION_TAG = "dagster/partition"
+TRIGGER_TAG = "kavi/trigger"
+OUTSIDE_TRIGGER = "dagster"  # the trigger of a forge run started without one
 
 
 class AttemptLockResource(dg.ConfigurableResource):  # type: ignore[type-arg]
@@ -34,8 +37,14 @@ class AttemptLockResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         if run is None or not name:
             yield self
             return
-        if context.instance is not None and PID_TAG not in run.tags:
-            context.instance.add_run_tags(run.run_id, ProcessOwner.current().tags())
+        if context.instance is not None:
+            missing = {} if PID_TAG in run.tags else ProcessOwner.current().tags()
+            if TRIGGER_TAG not in run.tags:
+                # Started outside kavi (the UI's Materialize, `dagster asset materialize`, which takes no tags): the
+                # run carries the trigger tag every forge run has, naming where it came from.
+                missing[TRIGGER_TAG] = OUTSIDE_TRIGGER
+            if missing:
+                context.instance.add_run_tags(run.run_id, missing)
 
         def waiting(busy: Exception) -> None:
             if context.log is not None:

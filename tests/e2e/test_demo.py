@@ -141,6 +141,13 @@ def test_dagster_materialize_after_propose(demo_run: DemoRun, tmp_path_factory: 
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = _status(DemoRun(tmp / "home", tmp / "dh", env, "", 0))
     assert rows["word_count"]["status"] == "VERIFIED"
+    # The run carries the forge's tags, though that command takes none: its trigger, and the process that ran it.
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(tmp / "dh")) as instance:
+        [run] = instance.get_runs()
+        assert run.tags["kavi/trigger"] == "dagster" and run.tags["dagster/partition"] == "word_count"
+        assert "kavi/pid" in run.tags, run.tags
 
 
 def test_doctor_passes_after_the_main_command(demo_run: DemoRun) -> None:
