@@ -113,12 +113,14 @@ class CaseRun:
 def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[dict[str, Any]], limits: Limits,
               after: Callable[[], object] | None = None, must_run: int | None = None,
               budget_s: float | None = None, resource: dict[str, Any] | None = None,
-              adequacy: dict[str, Any] | None = None) -> CaseRun:
+              adequacy: dict[str, Any] | None = None, case_cap_s: float | None = None,
+              paired: bool = False) -> CaseRun:
     """Run `cases` (each {"input", "vault_files", "http_responses", "secrets"}) against a pristine copy of
     `skill_bytes` in `work` (a fresh, empty directory), in a sandbox of its own, and read what came back.
 
     With `after`, the sandbox starts at once and imports its tools, but the job (and so the skill) reaches it
-    only once `after()` returns. With `budget_s`, the cases after the first `must_run` share that time budget. With
+    only once `after()` returns. With `budget_s`, the cases after the first `must_run` share that time budget, each
+    for at most `case_cap_s` (`paired`: they come twice in a row, and a case cut at the cap is not run again). With
     `resource` (kavi.gates.resource), the resource probes run after the cases, in the same sandbox."""
     skill_rel = f"skills/{proposal.name}.py"
     digest = hashlib.sha256(skill_bytes).hexdigest()
@@ -128,6 +130,8 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
     job: dict[str, Any] = {**_job(proposal, skill_rel, digest, cases), "nonce": nonce}
     if budget_s is not None:
         job.update(must_run=len(cases) if must_run is None else must_run, budget_s=budget_s)
+        if case_cap_s is not None:
+            job.update(case_cap_s=case_cap_s, paired=paired)
     if resource is not None:
         job["resource"] = resource
     if adequacy is not None:
@@ -189,7 +193,8 @@ def run_cases(work: Path, proposal: Proposal, skill_bytes: bytes, cases: list[di
 def acceptance_run(work: Path, proposal: Proposal, skill_bytes: bytes, limits: Limits,
                    after: Callable[[], object] | None = None, generated: list[dict[str, Any]] | None = None,
                    budget_s: float | None = None, resource: dict[str, Any] | None = None,
-                   adequacy: dict[str, Any] | None = None) -> tuple[GateResult, CaseRun]:
+                   adequacy: dict[str, Any] | None = None, case_cap_s: float | None = None
+                   ) -> tuple[GateResult, CaseRun]:
     """The acceptance gate, and the run it judged: every example and holdout example, then (after them, under
     `budget_s`) each generated case twice in a row, then the resource probes, all in one sandbox. The verdict is
     about the examples and holdouts only; the generated cases' results (indices after them) are the differential
@@ -199,7 +204,8 @@ def acceptance_run(work: Path, proposal: Proposal, skill_bytes: bytes, limits: L
     for case in generated or []:
         job_cases += [case, case]
     run = run_cases(work, proposal, skill_bytes, job_cases, limits, after, must_run=len(cases),
-                    budget_s=budget_s if generated else None, resource=resource, adequacy=adequacy)
+                    budget_s=budget_s if generated else None, resource=resource, adequacy=adequacy,
+                    case_cap_s=case_cap_s, paired=True)
     details = dict(run.details)
     if run.failure is None and not run.complete_through(len(cases)):
         # Results came, but not for every example: the run ended (timed out, died) before they were all judged.

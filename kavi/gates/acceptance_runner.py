@@ -229,8 +229,14 @@ def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None =
     cases = list(job["cases"])
     must_run = int(job.get("must_run", len(cases)))
     budget = job.get("budget_s")
+    # Each case under the budget gets at most `case_cap_s` of it: one hard input does not spend it all. With
+    # `paired` (each such case twice in a row), the second run of a case cut at the cap is not made.
+    cap_s = job.get("case_cap_s")
+    case_cap = float(cap_s) if isinstance(cap_s, int | float) else None
+    paired = bool(job.get("paired"))
     budget_start: float | None = None
     results = []
+    skip: int | None = None
     for index, case in enumerate(cases):
         remaining: float | None = None
         if index >= must_run and isinstance(budget, int | float):
@@ -239,15 +245,24 @@ def run_job(job: dict[str, Any], emit: Callable[[dict[str, Any]], None] | None =
             remaining = float(budget) - (time.monotonic() - budget_start)
             if remaining <= 0:
                 break
+        if index == skip:
+            continue
+        capped = case_cap is not None and remaining is not None and case_cap < remaining
         entry: dict[str, Any] = {"id": case["id"]}
         stop = False
         started = time.monotonic()
         try:
-            with _deadline(remaining):
+            with _deadline(case_cap if capped else remaining):
                 _run_case(cls, job, case, entry)
         except OverBudget:
-            entry.update(ran=False, error="stopped: the time budget was spent", error_kind="budget")
-            stop = True
+            if capped:
+                entry.update(ran=False, error=f"stopped: the case's time cap ({case_cap:g} s)",
+                             error_kind="cap")
+                if paired and (index - must_run) % 2 == 0:
+                    skip = index + 1
+            else:
+                entry.update(ran=False, error="stopped: the time budget was spent", error_kind="budget")
+                stop = True
         entry["ms"] = round((time.monotonic() - started) * 1000, 3)  # how long it ran (the differential gate asks)
         results.append(entry)
         if emit is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kavi.gates.boundary import canonical
-from kavi.gates.differential import SLOW_FACTOR, SLOW_MIN_S, _declared, _kept, _show
+from kavi.gates.differential import SLOW_FACTOR, SLOW_MIN_S, STOPPED, _declared, _kept, _show
 from kavi.gates.generate import example_fixtures
 from kavi.gates.mutants import Mutant, choose, plan_mutants, source_constants
 from kavi.gates.values import equal, with_fixtures
@@ -210,7 +210,7 @@ Answers = dict[str, dict[str, Any]] | None
 def _independent_entry(answers: Answers, key: str) -> dict[str, Any] | None:
     """The independent implementation's run on a pool input, when it was used and reached that input."""
     entry = (answers or {}).get(key)
-    return entry if isinstance(entry, dict) and entry.get("error_kind") != "budget" else None
+    return entry if isinstance(entry, dict) and entry.get("error_kind") not in STOPPED else None
 
 
 def _independent_answer(answers: Answers, key: str) -> dict[str, Any] | None:

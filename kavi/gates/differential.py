@@ -39,10 +39,15 @@ from kavi.verdicts import GATE_DIFFERENTIAL, GateResult
 # took (without an independent implementation, an input may simply be hard: the budget just ends the run).
 SLOW_MIN_S = 1.0
 SLOW_FACTOR = 20
+# Each generated input (and each run of the independent implementation) gets at most this much of the budget: one
+# input hard for both no longer spends it all and hides the inputs after it. At least SLOW_MIN_S, so an input the
+# candidate cannot finish within it can still be judged too slow beside a fast independent answer.
+GENERATED_CASE_CAP_S = 1.0
 MAX_COUNTEREXAMPLES = 5
 MAX_MESSAGES = 10
 VALUE_CHARS = 240
 DECLARED = ("rejected", "fixture")  # error kinds that put an input outside the skill's domain
+STOPPED = ("budget", "cap")  # the time budget was spent; the input's own cap (GENERATED_CASE_CAP_S) was reached
 
 
 @dataclass(frozen=True)
@@ -198,6 +203,7 @@ class _Tally:
     unjudged_exceptions: int = 0
     too_slow: int = 0
     budget_exhausted: bool = False
+    cut: int = 0  # inputs cut at their own cap (GENERATED_CASE_CAP_S)
     counterexamples: list[dict[str, Any]] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     case: dict[str, Any] | None = None  # the generated case being judged
@@ -277,7 +283,7 @@ def _judge_stopped(t: _Tally, case_input: Any, first: dict[str, Any] | None, sec
                    other: dict[str, Any] | None) -> None:
     """The budget stopped the candidate on this input: a counterexample when the independent implementation
     answered it in a small fraction of the time the candidate had."""
-    stopped = next((e for e in (first, second) if e is not None and e.get("error_kind") == "budget"), None)
+    stopped = next((e for e in (first, second) if e is not None and e.get("error_kind") in STOPPED), None)
     if stopped is None or other is None or not other.get("ran"):
         return
     given = float(stopped.get("ms") or 0.0) / 1000
@@ -319,28 +325,37 @@ def differential_gate(proposal: Proposal, config: EvidenceConfig, generated: lis
         t.case = case
         first = candidate.results.get(base + 2 * g)
         second = candidate.results.get(base + 2 * g + 1)
-        if first is None or second is None or "budget" in (first.get("error_kind"), second.get("error_kind")):
+        kinds = (first.get("error_kind") if first else None, second.get("error_kind") if second else None)
+        if first is None or "budget" in kinds or (second is None and first.get("error_kind") != "cap"):
             t.budget_exhausted = True
             _judge_stopped(t, case.get("input"), first, second, usable.results.get(g) if usable else None)
             break
+        if "cap" in kinds:  # cut at its own cap: too slow where the independent answered fast, else undecided
+            t.cut += 1
+            _judge_stopped(t, case.get("input"), first, second, usable.results.get(g) if usable else None)
+            continue
+        assert second is not None
         t.ran += 1
         other = usable.results.get(g) if usable is not None else None
-        if other is not None and other.get("error_kind") == "budget":
+        if other is not None and other.get("error_kind") in STOPPED:
             other = None
         _judge_case(proposal, t, case.get("input"), first, second, other)
-    if t.ran < len(generated):
+    if t.ran + t.cut < len(generated):
         t.budget_exhausted = True
     rate = round(t.agreed / t.compared, 4) if t.compared else None
     details.update(ran=t.ran, outside_domain=t.outside, compared=t.compared, agreed=t.agreed, agreement_rate=rate,
                    determinism_failures=t.nondeterministic, invalid_outputs=t.invalid, exceptions=t.exceptions,
                    unjudged_exceptions=t.unjudged_exceptions,
-                   too_slow=t.too_slow, counterexamples=t.counterexamples, budget_exhausted=t.budget_exhausted)
+                   too_slow=t.too_slow, counterexamples=t.counterexamples, budget_exhausted=t.budget_exhausted,
+                   cut_at_cap=t.cut)
     summary = f"{len(generated)} generated inputs: "
     if usable is not None:
         summary += f"{t.compared} compared, {t.agreed} agreed ({(rate or 0.0) * 100:.0f}%)"
     else:
         summary += f"{t.ran} ran"
     summary += f", {t.outside} outside the domain"
+    if t.cut:
+        summary += f", {t.cut} cut at {GENERATED_CASE_CAP_S:g} s"
     if t.budget_exhausted:
         summary += f"; the time budget stopped the run after {t.ran}"
     if usable is None:

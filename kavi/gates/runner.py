@@ -18,6 +18,7 @@ from kavi.build.sandbox_dir import write_files
 from kavi.gates.acceptance import CaseRun, acceptance_run, run_cases
 from kavi.gates.adequacy import AdequacyConfig, AdequacyPlan, adequacy_gate, plan_adequacy
 from kavi.gates.differential import (
+    GENERATED_CASE_CAP_S,
     SLOW_MIN_S,
     EvidenceConfig,
     IndependentEvidence,
@@ -255,7 +256,7 @@ def _run_gates(
         t_start = time.monotonic()
         try:
             return acceptance_run(accept_dir, proposal, skill_bytes, run_limits, tests_done.wait, generated, budget,
-                                  resource_job, plan.section)
+                                  resource_job, plan.section, case_cap_s=GENERATED_CASE_CAP_S)
         except Exception as err:  # like _guard, but the run is wanted too
             return GateResult(GATE_ACCEPTANCE, Verdict.FAILED,
                               f"the gate itself failed: {type(err).__name__}: {err}", time.monotonic() - t_start), None
@@ -268,7 +269,7 @@ def _run_gates(
             # The adequacy probes before the generated inputs (a slow generated input cannot starve them): the
             # independent implementation answers a mutant's question before any person.
             return run_cases(indep_dir, proposal, bytes(independent), examples + plan.probes + generated, run_limits,
-                             must_run=len(examples), budget_s=budget)
+                             must_run=len(examples), budget_s=budget, case_cap_s=GENERATED_CASE_CAP_S)
         except Exception:  # a run the forge could not make is no evidence; the verdict says the comparison is off
             return None
 

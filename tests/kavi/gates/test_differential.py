@@ -272,11 +272,58 @@ def test_a_candidate_stuck_where_the_independent_answers_at_once_is_not_trusted(
     ce = diff.details["counterexamples"][0]
     assert ce["kind"] == "too_slow" and len(ce["input"]["text"]) > 30 and ce["independent"]["characters"] > 30
     assert any("did not finish" in m and "independent implementation" in m for m in diff.messages)
-    # Without an independent implementation, a run the budget stopped is no verdict on its own: the input may
-    # simply be hard.
+    # Without an independent implementation, an input stopped by the time (its own cap, or the budget's end) is no
+    # verdict on its own: the input may simply be hard.
     alone = _gates(tmp_path / "alone", word_count, stuck, evidence=EvidenceConfig(time_budget_s=4.0, max_cases=40))
     assert alone[GATE_DIFFERENTIAL].verdict is Verdict.PASSED
-    assert alone[GATE_DIFFERENTIAL].details["budget_exhausted"] is True
+    d = alone[GATE_DIFFERENTIAL].details
+    assert d["budget_exhausted"] or d["cut_at_cap"] >= 1, d
+
+def test_an_input_cut_at_its_cap_does_not_spend_the_budget_or_hide_the_inputs_after_it(
+        tmp_path: Path, word_count: Proposal) -> None:
+    """In the sandbox: each case under the budget gets at most `case_cap_s`; a case cut there is reported as such
+    (not as the budget's end), its second run is not made, and the cases after it still run."""
+    stuck = _variant("        while len(text) > 30:\n            pass\n")
+    examples = [ex.model_dump(mode="json") for ex in word_count.examples]
+    long, short = {"input": {"text": "x" * 40}}, {"input": {"text": "a b"}}
+    t0 = time.monotonic()
+    run = run_cases(tmp_path / "capped", word_count, stuck.encode(), [*examples, long, long, short, short],
+                    Limits(wall_s=60), must_run=len(examples), budget_s=20.0, case_cap_s=1.0, paired=True)
+    n = len(examples)
+    assert run.results[n]["error_kind"] == "cap" and "time cap (1 s)" in run.results[n]["error"]
+    assert n + 1 not in run.results  # the cut case's second run was not made
+    assert run.results[n + 2]["ran"] and run.results[n + 3]["ran"]
+    assert time.monotonic() - t0 < 15
+
+
+def test_a_cut_input_is_too_slow_beside_a_fast_independent_and_the_rest_is_still_judged(
+        word_count: Proposal) -> None:
+    """The differential gate on a run whose first generated input was cut at its cap: beside an independent answer
+    in milliseconds it is a too-slow counterexample; where the independent was cut too it is undecided; either way the
+    inputs after it are compared (here the second disagrees)."""
+    from kavi.gates.acceptance import CaseRun
+    from kavi.gates.differential import GENERATED_CASE_CAP_S, IndependentEvidence, differential_gate
+
+    base = len(word_count.examples) + len(word_count.holdout_examples)
+    generated = [{"input": {"text": "x" * 40}}, {"input": {"text": "a b"}}]
+    results = {i: {"ran": True, "output": {"words": 1, "lines": 1, "characters": 1}} for i in range(base)}
+    results[base] = {"ran": False, "error_kind": "cap", "ms": GENERATED_CASE_CAP_S * 1000}
+    results[base + 2] = results[base + 3] = {"ran": True, "output": {"words": 2, "lines": 1, "characters": 4}}
+    candidate = CaseRun(results, True, False, None, {}, 1.0)
+    right = {"words": 2, "lines": 1, "characters": 3}
+
+    def judged(first: dict[str, Any]) -> GateResult:
+        indep = IndependentEvidence("0" * 64, "model-b", True, "", {0: first, 1: {"ran": True, "output": right,
+                                                                                "ms": 1.0}})
+        return differential_gate(word_count, EvidenceConfig(), generated, candidate, indep, seed=1)
+
+    fast = judged({"ran": True, "output": {"words": 1, "lines": 1, "characters": 40}, "ms": 2.0})
+    assert fast.verdict is Verdict.FAILED and fast.details["too_slow"] == 1 and fast.details["cut_at_cap"] == 1
+    assert [c["kind"] for c in fast.details["counterexamples"]] == ["too_slow", "disagreement"]
+    assert not fast.details["budget_exhausted"] and f"1 cut at {GENERATED_CASE_CAP_S:g} s" in fast.reason
+    both = judged({"ran": False, "error_kind": "cap", "ms": GENERATED_CASE_CAP_S * 1000})
+    assert [c["kind"] for c in both.details["counterexamples"]] == ["disagreement"] and both.details["too_slow"] == 0
+
 
 def _demo_files(name: str) -> tuple[Proposal, dict[str, bytes]]:
     answer = ANSWERS / name / FINAL.get(name, "1")
