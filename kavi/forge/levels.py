@@ -15,17 +15,19 @@ from kavi.forge.ceremony import (
     check_level_change,
     effective_ceremony,
 )
-from kavi.ledger.coach_records import levels, record_level
+from kavi.ledger.coach_records import LevelRow, levels, record_level
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
 
 
+def setting_of(row: LevelRow) -> LevelSetting:
+    """A recorded level as the setting effective_ceremony weighs."""
+    return LevelSetting(CeremonyLevel(row.level), row.override, row.actor, row.created_at, row.reason)
+
+
 def latest_setting(records: ForgeRecords, name: str) -> LevelSetting | None:
     rows = levels(records, name)
-    if not rows:
-        return None
-    last = rows[-1]
-    return LevelSetting(CeremonyLevel(last.level), last.override, last.actor, last.created_at, last.reason)
+    return setting_of(rows[-1]) if rows else None
 
 
 def proposal_ceremony(records: ForgeRecords, name: str, proposal: Proposal) -> Ceremony:

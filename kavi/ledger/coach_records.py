@@ -99,20 +99,25 @@ def record_level(records: ForgeRecords, *, name: str, level: str, score_level: s
                     [name, level, score_level, override, reason, actor, utcnow()])
 
 
+_LEVEL_COLS = f"proposal_name, level, score_level, override, reason, actor, {_iso_sql('created_at')}"
+
+
+def _level_row(r: tuple[Any, ...]) -> LevelRow:
+    return LevelRow(str(r[0]), str(r[1]), str(r[2]), bool(r[3]), r[4], str(r[5]), str(r[6]))
+
+
 def levels(records: ForgeRecords, name: str) -> list[LevelRow]:
     """NAME's recorded ceremony levels, oldest first (the last one counts)."""
     with records.ledger.connect() as con:
-        rows = con.execute(
-            f"SELECT proposal_name, level, score_level, override, reason, actor, {_iso_sql('created_at')} "
-            "FROM ceremony_levels WHERE proposal_name = ? ORDER BY created_at", [name]).fetchall()
-    return [LevelRow(str(r[0]), str(r[1]), str(r[2]), bool(r[3]), r[4], str(r[5]), str(r[6])) for r in rows]
+        rows = con.execute(f"SELECT {_LEVEL_COLS} FROM ceremony_levels WHERE proposal_name = ? ORDER BY created_at",
+                           [name]).fetchall()
+    return [_level_row(r) for r in rows]
 
 
 def latest_levels(records: ForgeRecords) -> dict[str, LevelRow]:
     """Each proposal's last recorded ceremony level (the one that counts), by proposal name."""
     with records.ledger.connect() as con:
         rows = con.execute(
-            f"SELECT proposal_name, level, score_level, override, reason, actor, {_iso_sql('created_at')} "
-            "FROM ceremony_levels QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY created_at DESC) = 1"
-        ).fetchall()
-    return {str(r[0]): LevelRow(str(r[0]), str(r[1]), str(r[2]), bool(r[3]), r[4], str(r[5]), str(r[6])) for r in rows}
+            f"SELECT {_LEVEL_COLS} FROM ceremony_levels "
+            "QUALIFY row_number() OVER (PARTITION BY proposal_name ORDER BY created_at DESC) = 1").fetchall()
+    return {str(r[0]): _level_row(r) for r in rows}

@@ -77,16 +77,18 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
     """The outcome of one attempt as a person reads it; returns the exit status (see EXIT_STATUS_HELP)."""
     from kavi.infrastructure import DISK_FULL_FIX, is_disk_full
 
+    code = forge_exit_status(out)  # what each branch below ends with
+
     if any(is_disk_full(str(e)) for e in out["errors"]):
         # A step met a full disk: the environment, said once in the words every door uses (the attempt it left
         # open was closed by forge_once).
         err.print(f"[red]error:[/] the disk is full: {escape(DISK_FULL_FIX)} (run {str(out['run_id'])[:8]}; not the "
                   "model's failure)", highlight=False, soft_wrap=True)
-        return EXIT_ENVIRONMENT
+        return code
     for e in out["errors"]:
         err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     if out["errors"]:
-        return EXIT_VERDICT  # a step crashed: its root cause is printed above
+        return code
     colour = {"TRUSTED": "green", "VERIFIED": "green", "FAILED": "yellow"}.get(out["status"], "red")
     console.print(f"{name}: attempt {out['attempt']} ({escape(str(out['model']))}) → "
                   f"[{colour}]{escape(verdict_text(out))}[/]  run {out['run_id'][:8]}", highlight=False,
@@ -99,11 +101,11 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
             err.print(f"[red]error:[/] the disk is full: {escape(DISK_FULL_FIX)}. Not the model's failure: attempt "
                       f"{out['attempt']} is closed as INFRASTRUCTURE and nothing was charged to "
                       f"{escape(str(out['model']))}", highlight=False, soft_wrap=True)
-            return EXIT_ENVIRONMENT
+            return code
         err.print(f"[red]error:[/] not the model's failure: {escape(out['infrastructure'])}. Nothing was charged to "
                   f"{escape(str(out['model']))}; the retry sensor tries again after a backoff (or: kavi forge {name})",
                   highlight=False, soft_wrap=True)
-        return EXIT_ENVIRONMENT
+        return code
     if out.get("failure_kind") == _ENDPOINT and out.get("outage"):
         o = out["outage"]
         where = f"the model endpoint {o.get('endpoint')}" if o.get("endpoint") else "the model endpoint"
@@ -117,11 +119,11 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
             err.print(f"[red]error:[/] {escape(said)}. Nothing was charged to {escape(str(out['model']))}; the retry "
                       f"sensor tries again after a backoff (or: kavi forge {name}); {left} more in a row and it waits "
                       "for a person", highlight=False, soft_wrap=True)
-        return EXIT_ENVIRONMENT
+        return code
     if out["status"] in _PASSING:
         if out["status"] == "VERIFIED":
             console.print(f"  awaiting approval: kavi approve {name} --by YOU", highlight=False)
-        return EXIT_OK
+        return code
     for gate, lines in (out.get("gate_messages") or {}).items():
         reason, *first = [" ".join(str(x).split()) for x in lines]
         console.print(f"  {gate}: {escape(reason)}" + (f" — {escape(first[0])}" if first else ""), highlight=False,
@@ -135,7 +137,7 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
 
         err.print(f"[yellow]configuration:[/] {escape(NOT_CONFIGURED_FIX)}, then: kavi forge {name}",
                   highlight=False, soft_wrap=True)
-        return EXIT_USAGE
+        return code
     if out.get("triggers"):
         console.print(f"  escalated ({escape(', '.join(out['triggers']))}): waits for a person — "
                       f"kavi retry {name} --by YOU [--hint TEXT]", highlight=False, soft_wrap=True)
@@ -143,5 +145,5 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
         console.print(f"  next: kavi forge {name} (under dagster dev the retry sensor requests it)", highlight=False,
                       soft_wrap=True)
     console.print(f"  details: kavi lineage {name}", highlight=False, soft_wrap=True)
-    return EXIT_VERDICT
+    return code
 

@@ -43,8 +43,13 @@ def forge_all(h: KaviHome, name: str | None, *, as_json: bool, concurrency: int 
 
         print(json.dumps(outs, indent=2, default=str))
         # As without --json: 1 when any attempt's verdict is against it (or a step crashed).
-        return EXIT_VERDICT if any(o["status"] not in _PASSING or o["errors"] for o in outs) else EXIT_OK
+        return EXIT_VERDICT if any(_against(o) for o in outs) else EXIT_OK
     return _print(outs, time.monotonic() - started, out, err)
+
+
+def _against(o: dict[str, Any]) -> bool:
+    """An attempt whose verdict is against it, or whose run had a step crash."""
+    return o["status"] not in _PASSING or bool(o["errors"])
 
 
 def _print(outs: list[dict[str, Any]], wall: float, out: Any, err: Any) -> int:
@@ -54,7 +59,7 @@ def _print(outs: list[dict[str, Any]], wall: float, out: Any, err: Any) -> int:
             err.print(f"  [red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         out.print(f"  {o['name']:22} attempt {o['attempt']}  {o['model'] or '':18} → {verdict_text(o)}",
                   highlight=False, soft_wrap=True)
-        bad += o["status"] not in _PASSING or bool(o["errors"])
+        bad += _against(o)
     out.print(f"{len(outs)} forged in {wall:.1f}s ({len(outs) / max(wall, 1e-9) * 60:.1f}/min); "
               f"{len(outs) - bad} verified", highlight=False)
     return EXIT_VERDICT if bad else EXIT_OK

@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kavi.decompose.records import DecompositionRecords
-from kavi.forge.ceremony import CeremonyLevel, LevelSetting, ceremony_of_score, effective_ceremony
+from kavi.forge.ceremony import ceremony_of_score, effective_ceremony
+from kavi.forge.levels import setting_of
 from kavi.ledger.coach_records import latest_levels
 from kavi.ledger.records import ForgeRecords
 
@@ -27,8 +28,7 @@ def status_rows(records: ForgeRecords, name: str | None = None) -> list[dict[str
             parents.setdefault(child, decomposition.parent_name)
     for row in rows:
         found = settings.get(row["name"])
-        setting = None if found is None else LevelSetting(CeremonyLevel(found.level), found.override, found.actor,
-                                                          found.created_at, found.reason)
+        setting = setting_of(found) if found is not None else None
         row["ceremony"] = effective_ceremony(ceremony_of_score(float(row["complexity"] or 0.0)), setting).level.value
         row["parent"] = parents.get(row["name"])
         row["children"] = children.get(row["name"], [])
