@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from forge_parallel import Setup, propose_all  # noqa: E402
+from forge_parallel import Setup, humaneval_proposals, propose_all  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 # (what the command line holds, the kind it is counted as), first match wins.
@@ -94,14 +94,14 @@ class TreeSampler:
                     st = _stat(int(entry))
                     if st is not None:
                         parents[int(entry)], cpu[int(entry)] = st
-            tree = {self.root}
-            changed = True
-            while changed:
-                changed = False
-                for pid, ppid in parents.items():
-                    if ppid in tree and pid not in tree:
-                        tree.add(pid)
-                        changed = True
+            children: dict[int, list[int]] = collections.defaultdict(list)
+            for pid, ppid in parents.items():
+                children[ppid].append(pid)
+            tree, todo = set(), [self.root]
+            while todo:  # the root and its descendants, one pass over the parent links
+                pid = todo.pop()
+                tree.add(pid)
+                todo.extend(children.get(pid, ()))
             for pid in tree:
                 if pid not in cpu:
                     continue
@@ -138,14 +138,7 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.02)
     parser.add_argument("--data", type=Path, default=None)
     args = parser.parse_args()
-    data = args.data
-    if data is None:
-        data = Path(tempfile.mkdtemp(prefix="kavi-cpu-data-"))
-        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
-                               "humaneval", "--limit", str(args.limit + 10)], check=False, stdout=subprocess.DEVNULL)
-        if conv.returncode != 0:
-            raise SystemExit(conv.returncode)
-    names = sorted(p.stem for p in (data / "proposals").glob("*.json"))[: args.limit]
+    data, names = humaneval_proposals(args.data, args.limit)
     s = Setup(data, names, Path(tempfile.mkdtemp(prefix="kavi-cpu-")) / "batch", args.latency)
     propose_all(s)
     t0 = time.monotonic()
@@ -159,7 +152,7 @@ def main() -> None:
     if cli.returncode not in (0, 1):
         print(err[-3000:], file=sys.stderr)
         raise SystemExit(f"kavi forge --all exited with {cli.returncode}")
-    by_kind: collections.Counter[str] = collections.Counter()
+    by_kind: dict[str, float] = collections.defaultdict(float)
     count: collections.Counter[str] = collections.Counter()
     for key, cpu in sampler.cpu.items():
         by_kind[sampler.kind[key]] += cpu
@@ -170,7 +163,7 @@ def main() -> None:
           f"answer; {os.cpu_count()} CPUs; wall {wall:.1f} s ({n / wall * 60:.1f}/min); CPU of the whole tree "
           f"{sampled:.1f} s, sampled every {args.interval * 1000:.0f} ms\n")
     print(f"  {'kind of process':62} {'procs':>6} {'CPU s':>8} {'per prop.':>9} {'share':>6}")
-    for kind, cpu in by_kind.most_common():
+    for kind, cpu in sorted(by_kind.items(), key=lambda kv: -kv[1]):
         print(f"  {kind:62} {count[kind]:6} {cpu:8.1f} {cpu / n:9.2f} {cpu / max(sampled, 1e-9):6.0%}")
     print(f"\ncpu: {sampled / n:.2f} CPU-s per proposal, {n / wall * 60:.1f} proposals/min")
 

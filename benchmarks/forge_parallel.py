@@ -301,6 +301,18 @@ def breakdown(s: Setup) -> list[tuple[str, list[float]]]:
     return sorted(stages.items())
 
 
+def humaneval_proposals(data: Path | None, limit: int) -> tuple[Path, list[str]]:
+    """A datasets.py output (written now into a fresh folder unless `data` names one) and its first `limit`
+    HumanEval proposals' names."""
+    if data is None:
+        data = Path(tempfile.mkdtemp(prefix="kavi-parallel-data-"))
+        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
+                               "humaneval", "--limit", str(limit + 10)], check=False, stdout=subprocess.DEVNULL)
+        if conv.returncode != 0:
+            raise SystemExit(conv.returncode)
+    return data, sorted(p.stem for p in (data / "proposals").glob("*.json"))[:limit]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=50)
@@ -312,14 +324,7 @@ def main() -> None:
     unknown = [c for c in chosen if c not in CONFIGS]
     if unknown or not 1 <= args.limit <= 1000 or not 0 <= args.latency <= 600:
         raise SystemExit(f"--configs from {', '.join(CONFIGS)}; --limit 1..1000; --latency 0..600 ({unknown})")
-    data = args.data
-    if data is None:
-        data = Path(tempfile.mkdtemp(prefix="kavi-parallel-data-"))
-        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
-                               "humaneval", "--limit", str(args.limit + 10)], check=False, stdout=subprocess.DEVNULL)
-        if conv.returncode != 0:
-            raise SystemExit(conv.returncode)
-    names = sorted(p.stem for p in (data / "proposals").glob("*.json"))[: args.limit]
+    data, names = humaneval_proposals(args.data, args.limit)
     work = Path(tempfile.mkdtemp(prefix="kavi-parallel-"))
     load0 = os.getloadavg()[0]
     print(f"{len(names)} HumanEval proposals, recorded model with {args.latency:.1f} s per answer; "
