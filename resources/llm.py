@@ -61,7 +61,9 @@ class LLMResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             return LLMClient(LLMSettings(base_url, key, models, timeout_s, max_prompt_chars,
                                          embedding_model=s.llm_embed_model or None))
         shared = s.recorded_base_url.strip()
-        if shared and not self.cassette_dir:  # the batch's one server (kavi_assets/cli/parallel.py), not our own
+        # The batch's one server (kavi_assets/cli/parallel.py) serves the folder the setting names: a resource left
+        # unset or bound to that same setting uses it; one configured with another folder starts its own.
+        if shared and (not self.cassette_dir or self.cassette_dir == s.recorded_cassettes):
             base, served = shared.rstrip("/"), shared_models(shared)
         else:
             cassettes = self.cassette_dir or s.recorded_cassettes

@@ -46,6 +46,17 @@ def test_a_worker_calls_the_batch_server_and_says_it_is_the_recorded_model(
         assert answer.recorded and "latency_probe" in answer.text
 
 
+def test_a_resource_bound_to_the_cassette_setting_calls_the_batch_server(
+        cassettes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The definitions bind cassette_dir to KAVI_RECORDED_CASSETTES when it is set: the batch's server was started
+    # from the same setting, so it serves the same folder (each run loading every cassette again was the bug).
+    with RecordedModelServer() as server:
+        monkeypatch.setenv(SHARED_URL_ENV, server.base_url)
+        _no_own_server(monkeypatch)
+        client = LLMResource(cassette_dir=str(cassettes)).get_client()
+        assert client.settings.recorded and client.settings.base_url == server.base_url
+
+
 def test_a_resource_with_its_own_cassettes_keeps_its_own_server(cassettes: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     own = tmp_path / "own"
