@@ -24,11 +24,13 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kavi.runtime.broker import Broker
 from kavi.sandbox import jail
 from kavi.sandbox.runner import Limits, SandboxedProcess, fresh_dir
+
+if TYPE_CHECKING:  # the broker (and the skills' vocabulary it imports) is not needed to start a worker
+    from kavi.runtime.broker import Broker
 
 MAX_MESSAGE = 64 * 1024 * 1024
 START_TIMEOUT_S = 30.0
@@ -380,12 +382,24 @@ class PoolBusy(WorkerError):
     """Every worker of the pool is running a call."""
 
 
+_one_call: WorkerPool | None = None
+
+
+def one_call_pool() -> WorkerPool:
+    """The pool of a process that makes one call (`kavi run`): one worker, no replacement, started by the first
+    caller. The command starts it before it imports the rest, so the worker starts beside those imports."""
+    global _one_call
+    if _one_call is None:
+        _one_call = WorkerPool(1, warm=1, refill=False)
+    return _one_call
+
+
 def encode_source(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
 def run_contained(worker: Worker, *, name: str, data: bytes, digest: str, side_effect_class: str,
-                  input_data: Mapping[str, Any], broker: Broker, deadline_s: float,
+                  input_data: Mapping[str, Any], broker: "Broker", deadline_s: float,
                   cancelled: threading.Event | None = None) -> Outcome:
     """Run one call in `worker` (spent afterwards): the skill's bytes, its input and its grants go in; effects are
     served by `broker`; past `deadline_s` the worker is killed and the outcome is a timeout."""

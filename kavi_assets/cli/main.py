@@ -3,33 +3,47 @@ This module only builds the app from the command groups' modules: `main` registe
 `app` (as tests import it) all of them."""
 
 import contextlib
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from kavi_assets.cli.outcome import EXIT_STATUS_HELP
-
-_app = typer.Typer(
-    name="kavi",
-    help="Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step.",
-    epilog=EXIT_STATUS_HELP,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
+_app: "typer.Typer | None" = None  # built on first use: `kavi run` starts its worker before importing typer
 
 
-def _version(value: bool) -> None:
-    if value:
-        from kavi_assets import __version__
+def _the_app() -> "typer.Typer":
+    global _app
+    if _app is None:
+        _app = _build_app()
+    return _app
 
-        typer.echo(f"kavi {__version__}")
-        raise typer.Exit()
 
+def _build_app() -> "typer.Typer":
+    import typer
 
-@_app.callback()
-def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="print the version and exit")] = False) -> None:
-    """Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step."""
+    from kavi_assets.cli.outcome import EXIT_STATUS_HELP
+
+    app = typer.Typer(
+        name="kavi",
+        help="Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step.",
+        epilog=EXIT_STATUS_HELP,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+    )
+
+    def _version(value: bool) -> None:
+        if value:
+            from kavi_assets import __version__
+
+            typer.echo(f"kavi {__version__}")
+            raise typer.Exit()
+
+    @app.callback()
+    def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                    help="print the version and exit")] = False) -> None:
+        """Kavi Forge: models write skills, independent gates decide, the DuckDB ledger records every step."""
+
+    return app
 
 
 # Which module registers each command: `kavi NAME ...` imports only NAME's module (a command's start does not pay for
@@ -60,7 +74,7 @@ def _register_groups(only: str | None = None) -> None:
         if (only is not None and module != only) or module in _registered:
             continue
         try:
-            importlib.import_module(f"kavi_assets.cli.{module}").register(_app)
+            importlib.import_module(f"kavi_assets.cli.{module}").register(_the_app())
         except ImportError:
             if module != "check_cmd":  # the policy checker's command is optional
                 raise
@@ -79,7 +93,7 @@ def __getattr__(name: str) -> object:
     """`app`: the whole CLI, every command registered (what tests and embedders import)."""
     if name == "app":
         _register_groups()
-        return _app
+        return _the_app()
     raise AttributeError(name)
 
 
@@ -89,9 +103,12 @@ def main() -> None:
     import gc
     import sys
 
-    _register_groups(_command_of(sys.argv))
+    command = _command_of(sys.argv)
+    if command == "runtime_cmd" and sys.argv[1:2] == ["run"] and "--help" not in sys.argv[2:]:
+        _start_call_worker()
+    _register_groups(command)
     try:
-        _app()
+        _the_app()()
         code: object = 0
     except SystemExit as done:
         code = done.code
@@ -99,6 +116,16 @@ def main() -> None:
         gc.collect()
         gc.freeze()
     _leave(code)
+
+
+def _start_call_worker() -> None:
+    """`kavi run`: its contained worker starts first, beside the imports of the command and the ledger."""
+    try:
+        from kavi.runtime.worker import one_call_pool
+
+        one_call_pool()
+    except Exception:  # the command starts its worker again and reports what stops it
+        return
 
 
 def _leave(code: object) -> NoReturn:

@@ -238,10 +238,11 @@ def run(
     as_json: Annotated[bool, typer.Option("--output-json", help="print the execution record as JSON")] = False,
 ) -> None:
     """Run a trusted skill: trust check, schema validation, execution, and an audit record."""
-    from kavi.runtime.worker import WorkerPool
+    from kavi.runtime.worker import one_call_pool
 
-    # The call's contained worker starts now, while the ledger is read: it is ready when the run needs it.
-    workers = WorkerPool(1, warm=1, refill=False)
+    # The call's contained worker (started as the command began, kavi_assets.cli.main) starts while the rest of the
+    # command is imported and the ledger is read: it is ready when the run needs it.
+    workers = one_call_pool()
     data = _parse_json_option(json_input, "--json")
     h = _home(home)
     runner, _, _ = _runner(h, workers=workers)
