@@ -34,6 +34,7 @@ from kavi.runtime.skill_io import closed_schema, describe_validation_error, inpu
 from kavi.runtime.text import escape_text
 from kavi.runtime.trust import TrustedSkill, TrustError, TrustLoader, default_loader, sha256_hex
 from kavi.runtime.worker import (
+    Outcome,
     PoolBusy,
     Worker,
     WorkerError,
@@ -211,7 +212,15 @@ class SkillRunner:
         finally:
             worker.close()
             if self.workers is not None:
-                self.workers.give_back()
+                self.workers.give_back(refill=False)
+        try:
+            return self._record_outcome(ctx, skill, outcome, allow_without)
+        finally:
+            if self.workers is not None:
+                self.workers.replenish()  # once the record is written: the replacement's start is not the call's cost
+
+    def _record_outcome(self, ctx: _RunContext, skill: TrustedSkill, outcome: Outcome,
+                        allow_without: bool) -> ExecutionRecord:
         effects = outcome.effects or None
         if outcome.kind == "unstarted" and not allow_without:
             problem = sandbox_problem()

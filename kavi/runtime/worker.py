@@ -353,10 +353,17 @@ class WorkerPool:
                 raise
         return worker
 
-    def give_back(self) -> None:
-        """A call taken from the pool has ended (its worker is spent)."""
+    def give_back(self, *, refill: bool = True) -> None:
+        """A call taken from the pool has ended (its worker is spent). Without `refill` its replacement waits for
+        `replenish()`: the caller starts it once the call's record is written, so the replacement's start does not
+        take the CPU from the end of the call."""
         with self._lock:
             self._busy = max(0, self._busy - 1)
+        if refill:
+            self._start_one()
+
+    def replenish(self) -> None:
+        """Start the workers the pool is short of (see give_back)."""
         self._start_one()
 
     @property

@@ -304,6 +304,30 @@ def test_a_full_pool_says_busy(home: KaviHome, registry: Registry, make_runner: 
         pool.close()
 
 
+def test_a_spent_workers_replacement_starts_after_the_calls_record(home: KaviHome, registry: Registry,
+                                                                  make_runner: Callable[..., SkillRunner],
+                                                                  probe: object, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    # Starting the replacement (a sandbox, an interpreter, its imports) while the call's record is written took the
+    # CPU from the end of the call; the pool is refilled once the record is in the log.
+    pool = WorkerPool(2, warm=1)
+    events: list[str] = []
+    replenish = pool.replenish
+    monkeypatch.setattr(pool, "replenish", lambda: (events.append("replenish"), replenish())[1])
+    try:
+        runner = make_runner(workers=pool)
+        append = runner.log.append
+        monkeypatch.setattr(runner.log, "append", lambda record: (events.append("record"), append(record))[1])
+        assert runner.run("probe", {"action": "ok"}, confirmed=True).success
+        assert events[-2:] == ["record", "replenish"]
+        deadline = time.monotonic() + 30
+        while len(pool._idle) < 1 and time.monotonic() < deadline:  # the pool is full again
+            time.sleep(0.02)
+        assert len(pool._idle) == 1
+    finally:
+        pool.close()
+
+
 def test_a_cancelled_call_kills_its_worker(runner: SkillRunner, probe: object) -> None:
     cancelled = threading.Event()
     threading.Timer(0.8, cancelled.set).start()
