@@ -116,12 +116,41 @@ def test_close_skill_check_refuses_above_the_threshold_and_force_passes(few: Kav
     with pytest.raises(typer.Exit) as refused:
         check_close_skills(few, copy, force=False)
     assert refused.value.exit_code == 2
-    assert "looks like trusted skill word_count@1" in capsys.readouterr().err
+    assert "does the task of trusted skill word_count@1" in capsys.readouterr().err
     check_close_skills(few, copy, force=True)  # warned, not refused
     assert "word_count@1 is close to count_words_again (score 1.00" in capsys.readouterr().out
     # Re-proposing a trusted skill under its own name revises it: not a duplicate of itself.
     check_close_skills(few, parse_proposal(example_spec("word_count")), force=False)
     assert "is close" not in capsys.readouterr().out
+
+
+def test_close_in_words_is_not_a_duplicate_without_the_same_task(few: KaviHome,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # The same words (score 1.00) are no evidence on their own: a refusal needs the same class and fields, and the
+    # trusted skill answering the proposal's examples as the proposal expects (run in the gate sandbox).
+    from kavi.proposals.model import parse_proposal
+    from kavi_assets.cli.serve_cmd import check_close_skills
+
+    spec = example_spec("word_count")
+    other_answers = {**spec, "name": "count_long_words", "examples": [
+        {**ex, "expected": {**ex["expected"], "words": ex["expected"]["words"] + 1}} for ex in spec["examples"]]}
+    check_close_skills(few, parse_proposal(other_answers), force=False)  # warned, recorded
+    out = capsys.readouterr().out
+    assert "word_count@1 is close to count_long_words (score 1.00" in out
+    assert "not the same task: it does not answer the proposal's examples as expected (example[0]: wrong output" in out
+
+    other_inputs = {**spec, "name": "count_body_words",
+                    "inputs": [{**spec["inputs"][0], "name": "body"}],
+                    "examples": [{**ex, "input": {"body": ex["input"]["text"]}} for ex in spec["examples"]],
+                    "holdout_examples": [{**ex, "input": {"body": ex["input"]["text"]}}
+                                         for ex in spec.get("holdout_examples", [])]}
+    check_close_skills(few, parse_proposal(other_inputs), force=False)
+    out = capsys.readouterr().out
+    assert "not the same task: its inputs (text: str) are not the proposal's (body: str)" in out
+
+    other_class = {**spec, "name": "count_words_and_save", "side_effect_class": "FILE_WRITE"}
+    check_close_skills(few, parse_proposal(other_class), force=False)
+    assert "not the same task: its class is READ_ONLY, the proposal's FILE_WRITE" in capsys.readouterr().out
 
 
 @pytest.mark.slow  # six `kavi propose` runs, three of them through Dagster's partition store
@@ -131,7 +160,7 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
     copy = {**example_spec("word_count"), "name": "count_words_again"}
     refused = runner.invoke(app, ["propose", str(_write(tmp_path, copy))])
     assert refused.exit_code == 2, refused.output
-    assert "looks like trusted skill word_count@1" in refused.stderr and "--force" in refused.stderr
+    assert "does the task of trusted skill word_count@1" in refused.stderr and "--force" in refused.stderr
     assert ForgeRecords(Ledger(few.ledger_path)).get_proposal("count_words_again") is None
     forced = runner.invoke(app, ["propose", str(_write(tmp_path, copy)), "--force"])
     assert forced.exit_code == 0, forced.output
@@ -153,7 +182,7 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
     monkeypatch.delenv("KAVI_SEARCH_DUPLICATE_SCORE")
     paraphrase["name"] = "count_text_words_two"
     strict = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
-    assert strict.exit_code == 2 and "looks like trusted skill word_count@1" in strict.stderr
+    assert strict.exit_code == 2 and "does the task of trusted skill word_count@1" in strict.stderr
     monkeypatch.setenv("KAVI_SEARCH_DUPLICATE_SCORE", "2")
     bad = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
     assert bad.exit_code == 2 and "KAVI_SEARCH_DUPLICATE_SCORE" in bad.stderr
