@@ -9,6 +9,7 @@ import contextlib
 import json
 import shutil
 import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from kavi.ledger.store import LedgerLockedError
 from kavi.proposals.bounds import file_kind
 from kavi.proposals.model import Proposal, ProposalError, load_proposal
 from kavi.proposals.text import printable
+from kavi.search.guard import check_duplicates
 from kavi_assets.assets.jobs import forge_job
 from kavi_assets.assets.partitions import PROPOSALS, proposals_partitions
 from resources.gates import GateRunnerResource
@@ -37,6 +39,8 @@ def reason_line(path: Path, err: BaseException) -> str:
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
         text = lines[0] + (" " + "; ".join(line.lstrip("- ") for line in lines[1:]) if lines[1:] else "") \
             if lines else f"{name}: not a valid proposal"
+    elif isinstance(err, DuplicateProposal):
+        text = f"{name}: {err}"
     elif isinstance(err, RecursionError):
         text = f"{name}: nested too deeply to read as a proposal"
     elif isinstance(err, FileNotFoundError):
@@ -77,8 +81,28 @@ class NotARegularFile(ValueError):
     """An inbox entry that is not a regular file (a link, directory, pipe or device): refused unopened."""
 
 
-def _read(ctx: ForgeContext, path: Path) -> tuple[Proposal, str | None]:
-    """Load, validate and record one file: the proposal, and its spec hash when it is new or changed."""
+class DuplicateProposal(ValueError):
+    """A trusted skill does the proposal's task (kavi.search.guard): the file is set aside with what matched."""
+
+
+def _guard(ctx: ForgeContext, prop: Proposal, log: Callable[[str], None]) -> None:
+    """The duplicate guard `kavi propose` runs: close skills are logged, a duplicate is refused (no --force here:
+    `kavi propose --force FILE` records it anyway). A search that cannot run is logged, never a refusal."""
+    try:
+        result = check_duplicates(ctx.home, ctx.records, prop)
+    except Exception as err:  # a bad KAVI_SEARCH_* setting included: the environment's fault, not the file's
+        log(f"{prop.name}: could not search for close trusted skills: {err}")
+        return
+    for line in result.warnings():
+        log(line.replace("\n", " "))
+    refusal = result.refusal()
+    if refusal is not None:
+        raise DuplicateProposal(refusal)
+
+
+def _read(ctx: ForgeContext, path: Path, log: Callable[[str], None]) -> tuple[Proposal, str | None]:
+    """Load, validate, check against the trusted skills and record one file: the proposal, and its spec hash when
+    it is new or changed."""
     name = printable(path.name)
     mode = path.lstat().st_mode
     if stat.S_ISLNK(mode):
@@ -87,6 +111,7 @@ def _read(ctx: ForgeContext, path: Path) -> tuple[Proposal, str | None]:
     if not stat.S_ISREG(mode):
         raise NotARegularFile(f"{name} is {file_kind(mode)}; the inbox takes regular files only")
     prop = load_proposal(path)
+    _guard(ctx, prop, log)
     changed = intake(ctx, prop, str(path), actor="proposal_intake sensor")
     return prop, ctx.records.require_proposal(prop.name).spec_sha256 if changed else None
 
@@ -114,7 +139,7 @@ def proposal_intake(
     rejected: list[str] = []
     for path in files:
         try:
-            prop, spec_sha256 = _read(ctx, path)
+            prop, spec_sha256 = _read(ctx, path, context.log.info)
         except LedgerLockedError as err:
             # Not the file's fault: it stays in the inbox and is read again at the next tick.
             context.log.warning(f"{path.name}: left in the inbox for the next tick: {err}")

@@ -61,6 +61,8 @@ def demo(
     names: list[str] = []
     for path in files:
         prop = load_proposal(path)
+        if not _passes_duplicate_guard(ctx, prop):
+            continue
         intake(ctx, prop, str(path), actor="kavi demo")
         add_partition(prop.name)
         names.append(prop.name)
@@ -182,6 +184,26 @@ def print_summary(ctx: Any, names: list[str], out: Console) -> None:
 def _err(msg: str) -> int:
     make_console(stderr=True).print(f"[red]error:[/] {escape(msg)}", highlight=False)
     return 2
+
+
+def _passes_duplicate_guard(ctx: Any, prop: Any) -> bool:
+    """The duplicate guard of `kavi propose` (kavi.search.guard): close skills are shown, a proposal a trusted skill
+    already does is not recorded (it says which). A search that cannot run is a warning."""
+    from kavi.search.guard import check_duplicates
+
+    try:
+        result = check_duplicates(ctx.home, ctx.records, prop)
+    except Exception as err:
+        console.print(f"[yellow]![/] could not search for close trusted skills: {escape(str(err))}", highlight=False,
+                      soft_wrap=True)
+        return True
+    for line in result.warnings():
+        console.print(f"[yellow]![/] {escape(line)}", highlight=False, soft_wrap=True)
+    refusal = result.refusal()
+    if refusal is not None:
+        console.print(f"[yellow]not proposed[/] {escape(refusal)}", highlight=False, soft_wrap=True)
+        return False
+    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,6 @@ AllowOpt = Annotated[list[str] | None, typer.Option(
     "--allow", help="also serve skills of this side-effect class (FILE_WRITE, NETWORK, SECRET_READ); repeatable")]
 AllowSkillOpt = Annotated[list[str] | None, typer.Option(
     "--allow-skill", help="also serve this skill, whatever its class; repeatable")]
-FORCE_HINT = "kavi propose --force"
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -171,44 +170,25 @@ def search(
 
 def check_close_skills(home: KaviHome, proposal: Any, force: bool) -> None:
     """`kavi propose`: warn when a trusted skill is close to the proposal, and refuse it as a duplicate unless
-    --force only with evidence that the tasks are the same: a score at or above KAVI_SEARCH_DUPLICATE_SCORE, and
-    the same class, inputs and outputs, and the skill answering the proposal's examples as expected in the gate
-    sandbox (kavi.search.same_task). A search that cannot run is a warning, never a refusal."""
+    --force when the evidence says a close skill does its task (kavi.search.guard). A search that cannot run is a
+    warning, never a refusal."""
     from kavi.ledger.records import ForgeRecords
     from kavi.ledger.store import Ledger
-    from kavi.search.index import SearchConfig, open_index, schema_difference
-    from kavi.search.same_task import SameTask, same_task, trusted_source
+    from kavi.search.guard import check_duplicates
+    from kavi.search.index import SearchConfig
 
     config = SearchConfig.from_env()  # a bad threshold is a ConfigError: one line, exit 2
-    records = ForgeRecords(Ledger(home.ledger_path))
     try:
-        index = open_index(home, records, config)
-        hits = index.close_to(proposal, limit=3)
+        result = check_duplicates(home, ForgeRecords(Ledger(home.ledger_path)), proposal, config)
     except Exception as err:  # the extension or an embedding endpoint: proposing still works without search
         err_console.print(f"[yellow]![/] could not search for close trusted skills: {escape(str(err))}",
                           highlight=False, soft_wrap=True)
         return
-    close = [x for x in hits if x.score >= config.duplicate_score / 2]
-    judged: dict[str, SameTask] = {}
-    for x in close:
-        if x.score >= config.duplicate_score:
-            skill = trusted_source(home, records, x)
-            judged[x.ref] = same_task(proposal, skill) if skill is not None else SameTask(False, "not trusted now")
-    for x in close:
-        console.print(f"[yellow]![/] trusted skill [bold]{escape(x.ref)}[/] is close to {escape(proposal.name)} "
-                      f"(score {x.score:.2f}; {config.duplicate_score:.2f} and the same task refuses): "
-                      f"{escape(x.description)}\n    {escape(schema_difference(proposal, x))}", highlight=False,
-                      soft_wrap=True)
-        if x.ref in judged:
-            same = judged[x.ref]
-            console.print(f"    {'the same task' if same.same else 'not the same task'}: {escape(same.why)}",
-                          highlight=False, soft_wrap=True)
-    duplicates = [x for x in close if x.ref in judged and judged[x.ref].same]
-    if duplicates and not force:
-        x = duplicates[0]
-        _fail(f"{proposal.name} does the task of trusted skill {x.ref} (score {x.score:.2f} >= "
-              f"KAVI_SEARCH_DUPLICATE_SCORE {config.duplicate_score:.2f}; {judged[x.ref].why}); use it "
-              f"(kavi run {x.name}), or propose anyway with {FORCE_HINT}")
+    for line in result.warnings():
+        console.print(f"[yellow]![/] {escape(line)}", highlight=False, soft_wrap=True)
+    refusal = result.refusal()
+    if refusal is not None and not force:
+        _fail(refusal)
 
 
 def register(app: typer.Typer) -> None:

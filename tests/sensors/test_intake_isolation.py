@@ -223,3 +223,26 @@ def test_control_characters_in_text_and_names_are_rejected_and_shown_escaped(
     joined = " ".join(errors.values())
     assert "description: contains the control character U+001B (ESC)" in joined
     assert "x\\x1b[2J.yaml" in joined and "must be a mapping" in joined
+
+
+def test_the_inbox_runs_the_duplicate_guard_of_kavi_propose(kavi_home: KaviHome) -> None:
+    # A renamed copy of a trusted skill (it answers the copy's examples in the sandbox) is set aside with what
+    # matched; a proposal with the same words but other answers is recorded and gets its run.
+    from tests.factories import example_spec, trust_example
+
+    trust_example(kavi_home, "word_count")
+    spec = example_spec("word_count")
+    _valid(kavi_home, spec, "count_words_again")
+    other = {**spec, "examples": [{**ex, "expected": {**ex["expected"], "words": ex["expected"]["words"] + 1}}
+                                  for ex in spec["examples"]]}
+    _valid(kavi_home, other, "count_long_words")
+    with dg.instance_for_test() as instance:
+        runs, _ = _requested(_evaluate(kavi_home, instance))
+    assert runs == ["count_long_words"]
+    (reason,) = [r for n, r in _errors(kavi_home).items() if n.endswith("count_words_again.yaml")]
+    _assert_one_line(reason)
+    assert "count_words_again does the task of trusted skill word_count@1" in reason
+    assert "answers all" in reason and "kavi propose --force" in reason
+    records = ForgeRecords(Ledger(kavi_home.ledger_path))
+    assert records.get_proposal("count_words_again") is None
+    assert records.get_proposal("count_long_words") is not None

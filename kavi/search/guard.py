@@ -1,0 +1,70 @@
+"""The duplicate guard every door runs (`kavi propose`, the inbox's intake sensor, `kavi demo`): the trusted skills
+close to a proposal, each with how its fields differ, and the one that does the proposal's task when the evidence
+says so (kavi.search.same_task): a refusal only then."""
+
+from dataclasses import dataclass
+
+from kavi.home import KaviHome
+from kavi.ledger.records import ForgeRecords
+from kavi.proposals.model import Proposal
+from kavi.search.index import Hit, SearchConfig, open_index, schema_difference
+from kavi.search.same_task import SameTask, same_task, trusted_source
+
+FORCE_HINT = "kavi propose --force"
+
+
+@dataclass(frozen=True)
+class Close:
+    """A trusted skill close to the proposal; `judged` is set for one at or above the refusal threshold."""
+
+    hit: Hit
+    difference: str
+    judged: SameTask | None = None
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    proposal: str
+    threshold: float
+    close: list[Close]
+
+    @property
+    def duplicate(self) -> Close | None:
+        return next((c for c in self.close if c.judged is not None and c.judged.same), None)
+
+    def warnings(self) -> list[str]:
+        """One line per close skill (with a second line for how it differs, and a third for the evidence)."""
+        lines = []
+        for c in self.close:
+            line = (f"trusted skill {c.hit.ref} is close to {self.proposal} (score {c.hit.score:.2f}; "
+                    f"{self.threshold:.2f} and the same task refuses): {c.hit.description}\n    {c.difference}")
+            if c.judged is not None:
+                line += f"\n    {'the same task' if c.judged.same else 'not the same task'}: {c.judged.why}"
+            lines.append(line)
+        return lines
+
+    def refusal(self) -> str | None:
+        """Why the proposal is refused as a duplicate, naming what matched; None when it is not."""
+        dup = self.duplicate
+        if dup is None or dup.judged is None:
+            return None
+        return (f"{self.proposal} does the task of trusted skill {dup.hit.ref} (score {dup.hit.score:.2f} >= "
+                f"KAVI_SEARCH_DUPLICATE_SCORE {self.threshold:.2f}; {dup.judged.why}); use it "
+                f"(kavi run {dup.hit.name}), or propose anyway with {FORCE_HINT}")
+
+
+def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
+                     config: SearchConfig | None = None, *, limit: int = 3) -> GuardResult:
+    """The guard's view of `proposal` (search errors propagate: a door that cannot search warns and goes on)."""
+    cfg = config or SearchConfig.from_env()
+    hits = open_index(home, records, cfg).close_to(proposal, limit=limit)
+    close = []
+    for hit in hits:
+        if hit.score < cfg.duplicate_score / 2:
+            continue
+        judged: SameTask | None = None
+        if hit.score >= cfg.duplicate_score:
+            skill = trusted_source(home, records, hit)
+            judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
+        close.append(Close(hit, schema_difference(proposal, hit), judged))
+    return GuardResult(proposal.name, cfg.duplicate_score, close)
