@@ -12,7 +12,7 @@ guard now asks for (the same class and fields, and the candidate answering the p
 the gate sandbox). Every dataset proposal has the same fields (`args`, `result`), so the examples decide.
 
 Run: python benchmarks/duplicate_guard.py [--data DIR (a datasets.py --dataset both output)] [--limit N]
-Last line: `guard: wrong-skill refusals X -> Y of N absent tasks; renamed copies refused A -> B of N`.
+Last line: `guard: absent tasks refused X -> Y (Z the same task both ways) of N; renamed copies refused A -> B of N`.
 """
 
 import argparse
@@ -77,16 +77,23 @@ def main() -> None:
         index.build([Doc.from_spec("skill", spec, 1) for spec in specs], "benchmark")
         t0 = time.perf_counter()
         absent = [0, 0]  # refusals by the score alone, with the evidence
+        both_ways = 0  # of the latter: the cited skill's proposal is answered by this one's reference too
         copies = [0, 0]
+        by_name = {spec["name"]: spec for spec in specs}
         for spec in specs:
             proposal = parse_proposal(spec)
             hits = index.query(spec_query(proposal), limit=3, exclude=(proposal.name,))
             old, new = judge(proposal, hits, config.duplicate_score, sources)
             absent[0] += old is not None
             absent[1] += new is not None
+            mutual = new is not None and same_task(parse_proposal(by_name[new.name]), TrustedSource(
+                proposal.name, proposal.side_effect_class.value, (), tuple((f.name, f.type) for f in proposal.inputs),
+                tuple((f.name, f.type) for f in proposal.outputs), sources.get(proposal.name))).same
+            both_ways += mutual
             if args.verbose and old is not None:
+                cited = "no refusal" if new is None else new.name + (" (both ways)" if mutual else " (one way)")
                 print(f"absent {proposal.name}: score alone cites {old.name} ({old.score:.2f}); with evidence "
-                      f"{new.name if new else 'no refusal'}")
+                      f"{cited}")
             copy = parse_proposal({**spec, "name": f"copy_of_{spec['name']}"})
             hits = index.query(spec_query(copy), limit=3, exclude=(copy.name,))
             old, new = judge(copy, hits, config.duplicate_score, sources)
@@ -99,11 +106,12 @@ def main() -> None:
     n = len(specs)
     print(f"{n} proposals (HumanEval and MBPP, as datasets.py writes them), KAVI_SEARCH_DUPLICATE_SCORE "
           f"{config.duplicate_score:.2f}, search {index.mode}; {took:.0f} s")
-    print(f"  absent tasks refused (each citing the wrong skill): score alone {absent[0]}, with the evidence "
-          f"{absent[1]}")
+    print(f"  absent tasks refused (each citing another problem's skill): score alone {absent[0]}, with the "
+          f"evidence {absent[1]}, of which {both_ways} cite a problem whose examples this one's reference answers too "
+          f"(the same task under another number) and {absent[1] - both_ways} one whose examples differ")
     print(f"  renamed copies refused citing the original: score alone {copies[0]}, with the evidence {copies[1]}")
-    print(f"guard: wrong-skill refusals {absent[0]} -> {absent[1]} of {n} absent tasks; renamed copies refused "
-          f"{copies[0]} -> {copies[1]} of {n}")
+    print(f"guard: absent tasks refused {absent[0]} -> {absent[1]} ({both_ways} the same task both ways) of {n}; "
+          f"renamed copies refused {copies[0]} -> {copies[1]} of {n}")
 
 
 if __name__ == "__main__":
