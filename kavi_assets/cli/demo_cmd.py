@@ -37,6 +37,7 @@ def demo(
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.cli.forge_run import forge_once
     from kavi_assets.cli.outcome import verdict_text
+    from kavi_assets.cli.serve_cmd import show_close_skills
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource
     from resources.llm import LLMResource
@@ -61,7 +62,9 @@ def demo(
     names: list[str] = []
     for path in files:
         prop = load_proposal(path)
-        if not _passes_duplicate_guard(ctx, prop):
+        refusal = show_close_skills(h, prop, records=ctx.records)  # the duplicate guard of kavi propose
+        if refusal is not None:  # a trusted skill already does it: not recorded, and the demo says which
+            console.print(f"[yellow]not proposed[/] {escape(refusal)}", highlight=False, soft_wrap=True)
             continue
         intake(ctx, prop, str(path), actor="kavi demo")
         add_partition(prop.name)
@@ -184,26 +187,6 @@ def print_summary(ctx: Any, names: list[str], out: Console) -> None:
 def _err(msg: str) -> int:
     make_console(stderr=True).print(f"[red]error:[/] {escape(msg)}", highlight=False)
     return 2
-
-
-def _passes_duplicate_guard(ctx: Any, prop: Any) -> bool:
-    """The duplicate guard of `kavi propose` (kavi.search.guard): close skills are shown, a proposal a trusted skill
-    already does is not recorded (it says which). A search that cannot run is a warning."""
-    from kavi.search.guard import check_duplicates
-
-    try:
-        result = check_duplicates(ctx.home, ctx.records, prop)
-    except Exception as err:
-        console.print(f"[yellow]![/] could not search for close trusted skills: {escape(str(err))}", highlight=False,
-                      soft_wrap=True)
-        return True
-    for line in result.warnings():
-        console.print(f"[yellow]![/] {escape(line)}", highlight=False, soft_wrap=True)
-    refusal = result.refusal()
-    if refusal is not None:
-        console.print(f"[yellow]not proposed[/] {escape(refusal)}", highlight=False, soft_wrap=True)
-        return False
-    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -172,23 +172,30 @@ def check_close_skills(home: KaviHome, proposal: Any, force: bool) -> None:
     """`kavi propose`: warn when a trusted skill is close to the proposal, and refuse it as a duplicate unless
     --force when the evidence says a close skill does its task (kavi.search.guard). A search that cannot run is a
     warning, never a refusal."""
-    from kavi.ledger.records import ForgeRecords
-    from kavi.ledger.store import Ledger
-    from kavi.search.guard import check_duplicates
     from kavi.search.index import SearchConfig
 
     config = SearchConfig.from_env()  # a bad threshold is a ConfigError: one line, exit 2
+    refusal = show_close_skills(home, proposal, config=config)
+    if refusal is not None and not force:
+        _fail(refusal)
+
+
+def show_close_skills(home: KaviHome, proposal: Any, *, records: Any = None, config: Any = None) -> str | None:
+    """The duplicate guard as every command runs it: the close trusted skills printed, and the refusal returned
+    (None when no skill does the proposal's task, or when the search cannot run, which is said on stderr)."""
+    from kavi.ledger.records import ForgeRecords
+    from kavi.ledger.store import Ledger
+    from kavi.search.guard import check_duplicates
+
     try:
-        result = check_duplicates(home, ForgeRecords(Ledger(home.ledger_path)), proposal, config)
+        result = check_duplicates(home, records or ForgeRecords(Ledger(home.ledger_path)), proposal, config)
     except Exception as err:  # the extension or an embedding endpoint: proposing still works without search
         err_console.print(f"[yellow]![/] could not search for close trusted skills: {escape(str(err))}",
                           highlight=False, soft_wrap=True)
-        return
+        return None
     for line in result.warnings():
         console.print(f"[yellow]![/] {escape(line)}", highlight=False, soft_wrap=True)
-    refusal = result.refusal()
-    if refusal is not None and not force:
-        _fail(refusal)
+    return result.refusal()
 
 
 def register(app: typer.Typer) -> None:
