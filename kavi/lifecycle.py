@@ -2,6 +2,10 @@
 
 from enum import StrEnum
 
+# The builder of a vetted attempt (`kavi vet`): a third party's code, not a model's answer. No model outcome is
+# recorded for it, and a rejected one waits for a person instead of being retried by a model.
+VETTED_BUILDER = "third-party (vetted)"
+
 
 class ProposalStatus(StrEnum):
     PROPOSED = "PROPOSED"

@@ -11,6 +11,7 @@ from kavi.forge.attempt import BUILD_FAILED, BUILD_OK, canonical, now
 from kavi.forge.context import ForgeContext
 from kavi.forge.packet import load_packet
 from kavi.forge.verify import prepare_verification
+from kavi.forge.vetted import VET_PACKET, vetted_files
 from kavi.infrastructure import describe_oserror, is_infra_oserror
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.records import LedgerRecordError
@@ -70,18 +71,24 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     if row is not None:
         log += prepare_verification(ctx, name, build, row)
     try:
-        completion = client.complete(
-            packet["messages"],
-            model=str(build.model),
-            json_mode=True,
-            headers=build_headers(name, build.attempt_number, "build"),
-        )
-        log.append(f"model answered in {completion.latency_ms:.0f} ms "
-                   f"({completion.prompt_tokens}+{completion.completion_tokens} tokens)"
-                   + (" [recorded model replay]" if completion.recorded else ""))
-        answer_ref = ctx.store.put(completion.text.encode(), "llm_answer")
-        answer = parse_build_answer(completion.text)
-        allow = check_allowlist(name, [(f.path, f.content) for f in answer.files])
+        if packet.get("kind") == VET_PACKET:
+            answer_files, bundle_digest = vetted_files(ctx, packet)
+            answer_ref = ctx.store.put(ctx.store.get(bundle_digest), "vet_bundle")
+            log.append(f"vetted: the third party's code from a {packet.get('origin')} (digest set "
+                       f"{str(packet.get('digest_set'))[:12]}), wrapped in the skill contract by the forge; no model")
+        else:
+            completion = client.complete(
+                packet["messages"],
+                model=str(build.model),
+                json_mode=True,
+                headers=build_headers(name, build.attempt_number, "build"),
+            )
+            log.append(f"model answered in {completion.latency_ms:.0f} ms "
+                       f"({completion.prompt_tokens}+{completion.completion_tokens} tokens)"
+                       + (" [recorded model replay]" if completion.recorded else ""))
+            answer_ref = ctx.store.put(completion.text.encode(), "llm_answer")
+            answer_files = [(f.path, f.content) for f in parse_build_answer(completion.text).files]
+        allow = check_allowlist(name, answer_files)
         if not allow.ok:
             failure = AttemptFailure("allowlist", "the answer writes outside the allowlist",
                                      violations=allow.violations)
@@ -148,7 +155,8 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     log_ref = ctx.store.put(canonical(log_doc), "build_log")
     artifacts: list[tuple[str, ArtifactRef, str, str]] = [("build_log", log_ref, str(build.packet_sha256), "log_of")]
     if answer_ref is not None:
-        artifacts.append(("llm_answer", answer_ref, str(build.packet_sha256), "answer_to"))
+        role = "vet_bundle" if packet.get("kind") == VET_PACKET else "llm_answer"
+        artifacts.append((role, answer_ref, str(build.packet_sha256), "answer_to"))
     for path, ref in file_refs.items():
         role = "skill" if path.startswith("skills/") else "tests"
         artifacts.append((role, ref, answer_ref.sha256 if answer_ref else str(build.packet_sha256), "file_of"))

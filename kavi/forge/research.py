@@ -11,7 +11,7 @@ from kavi.forge.packet import load_packet
 from kavi.forge.reverify import record_model_call
 from kavi.forge.verify import VerifyOutcome
 from kavi.ledger.records import BuildRow, LedgerRecordError, ProposalRow
-from kavi.lifecycle import FailureKind, ProposalStatus
+from kavi.lifecycle import VETTED_BUILDER, FailureKind, ProposalStatus
 from kavi.llm.client import LLMError
 from kavi.llm.prompts import build_headers, render_advice_messages
 from kavi.redact import Redactor
@@ -74,7 +74,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
     # No endpoint for this proposal (the recorded model without a recording): the person's configuration, not the
     # model and not a failure to review. Like infrastructure it costs the model nothing; it escalates nothing.
     unconfigured = cls.kind is FailureKind.LLM_NOT_CONFIGURED
-    not_model = infra or unconfigured or endpoint
+    vetted = build.model == VETTED_BUILDER
+    not_model = infra or unconfigured or endpoint or vetted
     # Infrastructure failures are not the model's: they spend none of its attempt budget and are not compared
     # with its failures for a stuck loop (their own repeats are, so a broken tool escalates instead of looping).
     model_previous = [n for n in previous if n["failure_kind"] not in NOT_THE_MODELS]
@@ -110,6 +111,8 @@ def research(ctx: ForgeContext, name: str, verify_outcome: VerifyOutcome, advice
         triggers.append(Trigger.PROMPT_TOO_LONG)
     if unconfigured:
         triggers = []
+    if vetted and not (infra or unconfigured or endpoint):
+        triggers = [Trigger.VETTED_REJECTED]  # the third party's code: nothing for a model to retry
     if outage is not None:
         # One outage is not a reason to wake a person: only a sustained one is.
         triggers = [Trigger.ENDPOINT_OUTAGE] if outage["attempts_in_a_row"] >= ctx.settings.endpoint_outage_attempts \
@@ -225,8 +228,8 @@ def record_outcome(ctx: ForgeContext, name: str, build: BuildRow, *, success: bo
 
 def _record_outcome(ctx: ForgeContext, build: BuildRow, row: ProposalRow, *, success: bool,
                     failure_kind: str | None) -> None:
-    if not build.model:
-        return
+    if not build.model or build.model == VETTED_BUILDER:
+        return  # a vetted attempt is no model's outcome: the router learns nothing from it
     tokens = (build.prompt_tokens or 0) + (build.completion_tokens or 0)
     ctx.records.record_model_outcome(
         build_id=build.build_id, name=build.proposal_name, model=build.model,

@@ -24,6 +24,8 @@ class Trigger(StrEnum):
     # The model endpoint has failed this many attempts in a row (kavi.forge.research): a sustained outage waits for
     # a person, who is told the endpoint and its last status.
     ENDPOINT_OUTAGE = "ENDPOINT_OUTAGE"
+    # A third party's code was rejected by the gates (`kavi vet`): no model retries it; a person decides.
+    VETTED_REJECTED = "VETTED_REJECTED"
 
 
 REPEAT_THRESHOLD = 3

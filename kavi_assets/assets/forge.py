@@ -17,6 +17,7 @@ from kavi.forge.promote import NotVerified, PromotionRefused, promote
 from kavi.forge.questions import open_questions
 from kavi.forge.research import NOT_THE_MODELS, record_success, research
 from kavi.forge.verify import evidence_markdown, verify
+from kavi.forge.vetted import VET_TAG, prepare_vet_packet
 from kavi.lifecycle import Verdict
 from kavi.routing.thompson import NoModelAvailable
 from kavi.verdicts import ALL_GATES, GATE_ADEQUACY, GateResult
@@ -158,7 +159,9 @@ def build_packet(
     except ValueError as err:
         raise dg.Failure(description=str(err)) from err
     try:
-        out = prepare_packet(ctx, context.partition_key, context.run.run_id, as_of)
+        vet = context.run.tags.get(VET_TAG)  # `kavi vet`: a third party's code in the builder's place
+        out = (prepare_vet_packet(ctx, context.partition_key, context.run.run_id, vet) if vet
+               else prepare_packet(ctx, context.partition_key, context.run.run_id, as_of))
     except NoModelAvailable as err:
         raise dg.Failure(description=str(err)) from err
     return dg.MaterializeResult(

@@ -62,6 +62,7 @@ COMMAND_MODULES: dict[str, str] = {
     **dict.fromkeys(("tree", "decompose"), "decompose_cmd"),
     **dict.fromkeys(("reverify", "reinstate", "economics", "attest"), "reverify_cmd"),
     "scale-demo": "scale_cmd",
+    "vet": "vet_cmd",
 }
 _registered: set[str] = set()
 
