@@ -1,0 +1,26 @@
+"""Change numerical base of input number x to base."""
+
+
+from typing import Any
+
+
+def change_base(x: int, base: int) -> Any:
+    """Change numerical base of input number x to base.
+    return string representation after the conversion.
+    base numbers are less than 10.
+    >>> change_base(8, 3)
+    '22'
+    >>> change_base(8, 2)
+    '1000'
+    >>> change_base(7, 2)
+    '111'
+    """
+    ret = ""
+    while x > 1:
+        ret = str(x % base) + ret
+        x //= base
+    return ret
+
+
+def he_44_change_base(args: list[Any]) -> dict[str, Any]:
+    return {"result": change_base(*args)}

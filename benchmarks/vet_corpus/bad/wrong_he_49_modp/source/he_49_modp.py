@@ -1,0 +1,27 @@
+"""Return 2^n modulo p (be aware of numerics)."""
+
+
+from typing import Any
+
+
+def modp(n: int, p: int) -> Any:
+    """Return 2^n modulo p (be aware of numerics).
+    >>> modp(3, 5)
+    3
+    >>> modp(1101, 101)
+    2
+    >>> modp(0, 101)
+    1
+    >>> modp(3, 11)
+    8
+    >>> modp(100, 101)
+    1
+    """
+    ret = 1
+    for _i in range(n):
+        ret = 3 * ret % p
+    return ret
+
+
+def he_49_modp(args: list[Any]) -> dict[str, Any]:
+    return {"result": modp(*args)}
