@@ -13,6 +13,7 @@ from kavi.forge.context import ForgeContext
 from kavi.forge.levels import proposal_ceremony
 from kavi.forge.provenance import attest_promotion
 from kavi.forge.questions import open_questions
+from kavi.forge.surfaces import widened_surface
 from kavi.ledger.artifacts import sha256_bytes
 from kavi.ledger.records import BuildRow, PromotionRow
 
@@ -53,6 +54,7 @@ class ApprovalOutcome:
     recorded: bool
     first: dict[str, Any] | None
     class_change: tuple[str, str] | None  # (trusted class, candidate class) when the candidate changes it
+    widening: tuple[str, ...] = ()  # what the candidate reaches that the trusted version did not (surface.py)
 
 
 def _atomic_copy(data: bytes, target: Path) -> None:
@@ -116,7 +118,8 @@ def approve(ctx: ForgeContext, name: str, approved_by: str) -> ApprovalOutcome:
         build = promotable_build(ctx, name)
         first = ctx.records.record_approval(name, build.build_id, approved_by.strip())
         change = class_change(ctx, name)
-    return ApprovalOutcome(build, first is None, first, change)
+        wider = widened_surface(ctx, name, build)
+    return ApprovalOutcome(build, first is None, first, change, tuple(wider))
 
 
 def promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
@@ -140,9 +143,10 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
     build = promotable_build(ctx, name)
     version = ctx.records.next_version(name)
     change = class_change(ctx, name)
+    wider = widened_surface(ctx, name, build)
     approval = ctx.records.approval_for(name, build.build_id)
-    if approval is not None and change is not None and approval.get("policy") == "auto_approve":
-        approval = None  # a policy never approves across a class change
+    if approval is not None and (change is not None or wider) and approval.get("policy") == "auto_approve":
+        approval = None  # a policy never approves across a class change, nor a wider surface
     level = proposal_ceremony(ctx.records, name, row.proposal).level
     asked = open_questions(ctx, name)  # what the evidence leaves open about this build (the adequacy gate's)
     if asked and level is CeremonyLevel.STRICT:
@@ -166,6 +170,11 @@ def _promote(ctx: ForgeContext, name: str) -> PromotionOutcome:
                 False, f"awaiting a person's approval: {name}@{version} changes the side-effect class "
                 f"{change[0]} → {change[1]} (auto-approve never covers a class change): kavi approve {name} --by WHO",
                 build.build_id)
+        if wider:
+            return PromotionOutcome(
+                False, f"awaiting a person's approval: {name}@{version} reaches more than the trusted version "
+                f"({'; '.join(wider)}); auto-approve never covers a wider surface: kavi diff {name}, then "
+                f"kavi approve {name} --by WHO", build.build_id)
         if row.proposal.side_effect_class in ctx.settings.auto_approve:
             who = f"auto-approve policy ({row.proposal.side_effect_class.value})"
             approval = ctx.records.record_approval(name, build.build_id, who, policy="auto_approve") or {

@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 from kavi.forge.context import ForgeContext
+from kavi.forge.surfaces import version_surface
 from kavi.forge.vetted import vetted_provenance
 from kavi.ledger.records import PromotionRow
 from kavi.ledger.verification_records import VerificationRecords
@@ -34,6 +35,8 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
         coach = None  # no second model reviewed it (ceremony low, one model): the gate list keeps the reason
     approval = ctx.records.approval_for(promo.proposal_name, promo.build_id)
     vetted = vetted_provenance(ctx, build.packet_sha256) if build is not None else None
+    surface = version_surface(ctx, promo.proposal_name, promo.source_sha256, promo.spec_sha256,
+                              promo.side_effect_class).to_json()
     return {
         "skill": {"name": promo.proposal_name, "version": promo.version, "source_sha256": promo.source_sha256,
                   "test_sha256": promo.test_sha256, "side_effect_class": promo.side_effect_class},
@@ -41,6 +44,7 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
         "builder": {"build_id": promo.build_id, "attempt": build.attempt_number if build else None,
                     "model": build.model if build else None, "endpoint": build.endpoint if build else None},
         "origin": "vetted" if vetted is not None else "forged",
+        "surface": surface,
         **({"vetted_source": vetted} if vetted is not None else {}),
         "verification": {
             "report_sha256": verification.report_sha256 if verification else None,

@@ -127,8 +127,19 @@ def forge_outcome(h: KaviHome, records: Any, name: str, run: Any, refresh_regist
         "failure_kind": build.failure_kind if build else None,
         "trusted_version": row.trusted_version,
         "infrastructure": _infrastructure_cause(records, name, build) if build else None,
+        "widening": _widening(h, name, build) if build and row.status.value == "VERIFIED" and row.trusted_version
+        else [],
         **(research_details(records, h, name, build) if build else {}),
     }
+
+
+def _widening(h: KaviHome, name: str, build: Any) -> list[str]:
+    """What a verified build reaches beyond the trusted version (why it waits for a person's approval)."""
+    from kavi.forge.context import ForgeContext
+    from kavi.forge.surfaces import widened_surface
+    from kavi_assets.cli.lifecycle_cmd import _no_llm
+
+    return widened_surface(ForgeContext.open(h, _no_llm), name, build)
 
 
 def _build_of_run(records: Any, name: str, run_id: str) -> Any:

@@ -221,6 +221,9 @@ def approve(
         console.print(f"  side_effect_class: {outcome.class_change[0]} → {outcome.class_change[1]} "
                       f"(approved by a person: {(outcome.first or {}).get('approved_by', by)})",
                       highlight=False)
+    for line in outcome.widening:
+        console.print(f"  reaches more than the trusted version: {line} (approved by a person: "
+                      f"{(outcome.first or {}).get('approved_by', by)})", highlight=False, soft_wrap=True)
     ensure_dagster_home(h)
     add_partition(name)
     run = run_job("promote", name, tags={"kavi/trigger": "approval", "kavi/approved_by": by})

@@ -63,6 +63,7 @@ COMMAND_MODULES: dict[str, str] = {
     **dict.fromkeys(("reverify", "reinstate", "economics", "attest"), "reverify_cmd"),
     "scale-demo": "scale_cmd",
     "vet": "vet_cmd",
+    "diff": "diff_cmd",
 }
 _registered: set[str] = set()
 

@@ -122,6 +122,10 @@ def print_forge_outcome(name: str, out: dict[str, Any], console: Console, err: C
         return code
     if out["status"] in _PASSING:
         if out["status"] == "VERIFIED":
+            for line in out.get("widening") or []:
+                console.print(f"  reaches more than {name}@{out['trusted_version']}: {escape(line)} (auto-approve "
+                              f"never covers a wider surface; kavi diff {name}@{out['trusted_version']} {name})",
+                              highlight=False, soft_wrap=True)
             console.print(f"  awaiting approval: kavi approve {name} --by YOU", highlight=False)
         return code
     for gate, lines in (out.get("gate_messages") or {}).items():
