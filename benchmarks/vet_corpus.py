@@ -183,8 +183,11 @@ def run(corpus: Path, limit: int | None) -> None:
         benign = [c for c in cases if c.parent.parent.name == "benign"][:limit]
         cases = benign + [c for c in cases if c.parent.parent.name == "bad"][:limit]
     root = Path(tempfile.mkdtemp(prefix="kavi-vet-corpus-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KAVI_", "DAGSTER_"))}
-    env.update(KAVI_HOME=str(root / "home"), DAGSTER_HOME=str(root / "dagster"), KAVI_AUTO_APPROVE="READ_ONLY")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("KAVI_", "DAGSTER_"))}
+    # One home for the benign sources and one for the bad ones: a bad source trusted by mistake never stands in
+    # for the benign source of the same task.
+    envs = {kind: {**base, "KAVI_HOME": str(root / kind / "home"), "DAGSTER_HOME": str(root / kind / "dagster"),
+                   "KAVI_AUTO_APPROVE": "READ_ONLY"} for kind in ("benign", "bad")}
     rows = []
     t0 = time.monotonic()
     for case_file in cases:
@@ -195,7 +198,8 @@ def run(corpus: Path, limit: int | None) -> None:
             copy = Path(tmp) / (src.name if src.is_file() else case["name"].replace("_", "-"))
             (shutil.copy if src.is_file() else shutil.copytree)(src, copy)
             res = subprocess.run([sys.executable, "-m", "kavi_assets.cli", "vet", str(copy), "--proposal",
-                                  str(folder / "proposal.json"), "--json"], env=env, capture_output=True, text=True,
+                                  str(folder / "proposal.json"), "--json"], env=envs[folder.parent.name],
+                                 capture_output=True, text=True,
                                  timeout=600)
         try:
             out = json.loads(res.stdout)

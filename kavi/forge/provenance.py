@@ -4,6 +4,8 @@ kavi/promotion/provenance.py; the signing itself is kavi/promotion/attestation.p
 import json
 from typing import Any
 
+from kavi.forge.attempt import canonical
+from kavi.forge.card import skill_card
 from kavi.forge.context import ForgeContext
 from kavi.forge.surfaces import version_surface
 from kavi.forge.vetted import vetted_provenance
@@ -62,8 +64,10 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
 def attest_promotion(ctx: ForgeContext, promo: PromotionRow) -> str:
     """Sign and store the promotion's attestation; link it in the ledger. Returns the envelope's sha256."""
     key = signing_key(ctx.home)
+    card = ctx.store.put(canonical(skill_card(ctx, promo)), "skill_card")  # the card the attestation hashes
+    ctx.records.record_artifact(card)
     stmt = statement(subject_name=promo.skill_path, source_sha256=promo.source_sha256,
-                     predicate=attestation_predicate(ctx, promo))
+                     predicate={**attestation_predicate(ctx, promo), "card_sha256": card.sha256})
     envelope = sign(stmt, key)
     ref = ctx.store.put(json.dumps(envelope, sort_keys=True, indent=2).encode(), "attestation")
     ctx.records.record_artifact(ref)

@@ -21,6 +21,7 @@ from kavi.proposals.model import Proposal
 VET_TAG = "kavi/vet"  # a forge run's tag: the digest of the VET_BUNDLE it builds from
 VET_PACKET = "VET_PACKET"
 VET_BUNDLE = "VET_BUNDLE"
+VETTED_ENDPOINT = "none (vetted source)"
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,6 @@ def prepare_vet_packet(ctx: ForgeContext, name: str, run_id: str | None, bundle_
     bundle = load_bundle(ctx, bundle_digest)
     if bundle.get("name") != name:
         raise LedgerRecordError(f"the vet bundle {bundle_digest[:12]} is for {bundle.get('name')!r}, not {name!r}")
-    client = ctx.llm_factory()
     with ctx.records.session():
         row = ctx.records.require_proposal(name)
         refuse_if_decomposed(row)
@@ -82,14 +82,14 @@ def prepare_vet_packet(ctx: ForgeContext, name: str, run_id: str | None, bundle_
             "packet_version": 1, "kind": VET_PACKET, "build_id": build_id, "proposal": name,
             "spec_sha256": row.spec_sha256, "attempt": attempt, "attempt_budget": 1, "parent_build_id": parent,
             "spec": proposal.builder_view(), "prior_failures": [], "hints": [], "routing": routing,
-            "model": VETTED_BUILDER, "endpoint": "none (vetted source)", "messages": [],
+            "model": VETTED_BUILDER, "endpoint": VETTED_ENDPOINT, "messages": [],
             "vet_bundle": bundle_digest, "origin": bundle["origin"], "digest_set": bundle["digest_set"],
             "created_at": now(),
         }
         ref = ctx.store.put(canonical(packet), "build_packet")
         spec_ref = ctx.store.put(proposal.canonical_json().encode(), "proposal_spec")
         ctx.records.record_artifact(spec_ref)
-        ctx.records.start_build(name, run_id=run_id, model=VETTED_BUILDER, endpoint=client.endpoint_label,
+        ctx.records.start_build(name, run_id=run_id, model=VETTED_BUILDER, endpoint=VETTED_ENDPOINT,
                                 packet=ref, build_id=build_id, attempt=attempt, parent_build_id=parent,
                                 lineage_parent=spec_ref.sha256)
     return PacketOutcome(build_id, attempt, parent, VETTED_BUILDER, ref.sha256, routing, 0, [], 1)

@@ -10,6 +10,7 @@ import dagster as dg
 
 from kavi.forge.batch import routing_as_of
 from kavi.forge.build import run_build
+from kavi.forge.card import attested_card, card_markdown
 from kavi.forge.ceremony import plan_markdown
 from kavi.forge.context import ForgeContext
 from kavi.forge.packet import prepare_packet
@@ -437,5 +438,8 @@ def registry_entry(
         meta["skill_path"] = dg.MetadataValue.path(str(ctx.home.root / out.skill_path))
     if out.promotion_seq is not None:
         meta["promotion_seq"] = dg.MetadataValue.int(out.promotion_seq)
+        promo = ctx.records.promotion_for_build(out.build_id) if out.build_id else None
+        if promo is not None:  # the skill card its attestation hashes
+            meta["card"] = dg.MetadataValue.md(card_markdown(attested_card(ctx, promo)[0]))
     yield dg.MaterializeResult(metadata=meta)
     yield status_observation(ctx, name)

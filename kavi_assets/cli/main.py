@@ -64,6 +64,7 @@ COMMAND_MODULES: dict[str, str] = {
     "scale-demo": "scale_cmd",
     "vet": "vet_cmd",
     "diff": "diff_cmd",
+    **dict.fromkeys(("card", "export"), "card_cmd"),
 }
 _registered: set[str] = set()
 
