@@ -3,9 +3,11 @@
 The folder holds SKILL.md (the standard frontmatter; the skill card in its body), scripts/<name>.py (the trusted
 bytes, unchanged), scripts/run.py (a command-line entry that runs it through the contained runtime after checking
 the attestation: kavi.promotion.exported), attestation.json (the signed in-toto statement with its public key),
-card.json and kavi.json (the manifest the entry reads).
+card.json and kavi.json (the manifest the entry reads), attestations/ (an in-toto Test Result statement per gate
+and the SLSA VSA), and model.sig with model-signing.pub (the folder signed in the OpenSSF Model Signing format).
 """
 
+import base64
 import json
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from kavi.forge.context import ForgeContext
 from kavi.ledger.records import LedgerRecordError, PromotionRow
 from kavi.promotion.attestation import export_document, home_public_key
 from kavi.promotion.exported import ATTESTATION, MANIFEST
+from kavi.promotion.folder_signing import folder_key, sign_folder
 from kavi.promotion.provenance import find_attestation
 
 RUN_PY = '''"""Run {name}@{version}, exported by Kavi Forge, in its contained runtime (kavi-forge must be installed).
@@ -76,4 +79,13 @@ def export_agent_skill(ctx: ForgeContext, promo: PromotionRow, out_dir: Path) ->
     (folder / ATTESTATION).write_text(json.dumps(export_document(envelope, public), indent=2) + "\n")
     (folder / "card.json").write_bytes(canonical(card))
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    # The per-gate Test Result statements and the VSA the attestation names, then the folder's own signature.
+    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    evidence = predicate.get("evidence_statements") or {}
+    named = {**dict(evidence.get("test_results") or {}), **({"vsa": evidence["vsa"]} if evidence.get("vsa") else {})}
+    if named:
+        (folder / "attestations").mkdir()
+        for label, sha in named.items():
+            (folder / "attestations" / f"{label}.json").write_bytes(ctx.store.get(str(sha)))
+    sign_folder(folder, folder_key(ctx.home))
     return folder

@@ -17,6 +17,7 @@ from kavi.promotion.attestation import (
     signing_key,
     statement,
 )
+from kavi.promotion.statements import test_result_statement, vsa_statement
 
 COACH_GATE = "coach"
 
@@ -61,13 +62,38 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
     }
 
 
+def _evidence_statements(ctx: ForgeContext, promo: PromotionRow, key: Any) -> dict[str, Any]:
+    """Sign and store a Test Result statement per gate and the version's VSA; their envelopes' digests."""
+    gates = ctx.records.gate_results(promo.build_id)
+    verifications = VerificationRecords(ctx.records.ledger)
+    ver = verifications.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
+    digest = ver.fingerprint if ver is not None else None
+    parts = verifications.fingerprint_parts(digest) if digest else None
+    subject = promo.skill_path
+    results: dict[str, str] = {}
+    for g in gates:
+        env = sign(test_result_statement(subject, promo.source_sha256, g, fingerprint=parts,
+                                         fingerprint_digest=digest), key)
+        ref = ctx.store.put(json.dumps(env, sort_keys=True, indent=2).encode(), "test_result")
+        ctx.records.record_artifact(ref)
+        results[f"test-result-{g['gate']}"] = ref.sha256
+    passed = bool(gates) and all(g["effective_verdict"] != "failed" for g in gates)
+    vsa = sign(vsa_statement(subject, promo.source_sha256, passed=passed, fingerprint=parts, fingerprint_digest=digest,
+                             inputs=results, resource_uri=f"kavi:{promo.proposal_name}@{promo.version}"), key)
+    ref = ctx.store.put(json.dumps(vsa, sort_keys=True, indent=2).encode(), "vsa")
+    ctx.records.record_artifact(ref)
+    return {"test_results": results, "vsa": ref.sha256}
+
+
 def attest_promotion(ctx: ForgeContext, promo: PromotionRow) -> str:
     """Sign and store the promotion's attestation; link it in the ledger. Returns the envelope's sha256."""
     key = signing_key(ctx.home)
     card = ctx.store.put(canonical(skill_card(ctx, promo)), "skill_card")  # the card the attestation hashes
     ctx.records.record_artifact(card)
+    evidence = _evidence_statements(ctx, promo, key)
     stmt = statement(subject_name=promo.skill_path, source_sha256=promo.source_sha256,
-                     predicate={**attestation_predicate(ctx, promo), "card_sha256": card.sha256})
+                     predicate={**attestation_predicate(ctx, promo), "card_sha256": card.sha256,
+                                "evidence_statements": evidence})
     envelope = sign(stmt, key)
     ref = ctx.store.put(json.dumps(envelope, sort_keys=True, indent=2).encode(), "attestation")
     ctx.records.record_artifact(ref)

@@ -78,3 +78,66 @@ def main(folder: Path, argv: list[str], out: TextIO = sys.stdout, err: TextIO = 
         return 1
     print(outcome.output, file=out)
     return 0
+
+
+def verify_folder_evidence(folder: Path, pinned_pem: str | None = None,
+                           folder_public_key: Path | None = None) -> list[tuple[str, bool, str]]:
+    """Every check of an exported folder, (what, held, detail): the attestation and the skill's bytes, each Test
+    Result statement and the VSA (signed by the same key, about the same bytes, the VSA naming each Test Result by
+    its digest), and the folder's Model Signing signature."""
+    from kavi.promotion.attestation import verify_envelope
+    from kavi.promotion.folder_signing import FolderSignatureError, verify_folder
+    from kavi.promotion.statements import TEST_RESULT_TYPE, VSA_TYPE
+
+    checks: list[tuple[str, bool, str]] = []
+    try:
+        manifest, data = check_folder(folder, pinned_pem)
+        checks.append(("attestation.json and the skill's bytes", True, f"{manifest['name']}@{manifest['version']} "
+                       f"sha256 {manifest['sha256'][:16]}"))
+    except ExportError as err:
+        checks.append(("attestation.json and the skill's bytes", False, str(err)))
+        try:  # the other checks still say what they find
+            manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+            data = (folder / str(manifest["source"])).read_bytes()
+        except (OSError, KeyError, ValueError):
+            return checks
+    try:
+        doc = json.loads((folder / ATTESTATION).read_bytes())
+    except (OSError, ValueError):
+        return checks
+    public = load_public_pem(pinned_pem or str(doc["public_key"]))
+    digest = hashlib.sha256(data).hexdigest()
+    files = sorted((folder / "attestations").glob("*.json")) if (folder / "attestations").is_dir() else []
+    shas = {p.stem: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    vsa_inputs: dict[str, str] = {}
+    for p in files:
+        try:
+            stmt = verify_envelope(json.loads(p.read_bytes()), public).statement
+        except (AttestationError, ValueError) as err:
+            checks.append((f"attestations/{p.name}", False, str(err)))
+            continue
+        if stmt["subject"][0]["digest"].get("sha256") != digest:
+            checks.append((f"attestations/{p.name}", False, "its subject is not the skill's bytes"))
+            continue
+        kind = stmt.get("predicateType")
+        if kind == VSA_TYPE:
+            pred = stmt["predicate"]
+            vsa_inputs = {str(i["uri"]).rsplit("/", 1)[-1].removesuffix(".json"): str(i["digest"]["sha256"])
+                          for i in pred.get("inputAttestations") or []}
+            checks.append((f"attestations/{p.name}", True, f"SLSA VSA {pred.get('verificationResult')}, policy "
+                           f"sha256 {str(pred['policy']['digest']['sha256'])[:16]}"))
+        elif kind == TEST_RESULT_TYPE:
+            checks.append((f"attestations/{p.name}", True, f"in-toto Test Result {stmt['predicate']['result']}"))
+        else:
+            checks.append((f"attestations/{p.name}", False, f"an unexpected statement type {kind!r}"))
+    if files:
+        missing = sorted(n for n, d in vsa_inputs.items() if shas.get(n) != d)
+        checks.append(("the VSA's input attestations", not missing and bool(vsa_inputs),
+                       f"{len(vsa_inputs)} named, each file matching its digest" if not missing and vsa_inputs
+                       else f"missing or changed: {', '.join(missing) or 'no VSA'}"))
+    try:
+        verify_folder(folder, folder_public_key)
+        checks.append(("model.sig (OpenSSF Model Signing)", True, "every file of the folder as signed"))
+    except FolderSignatureError as err:
+        checks.append(("model.sig (OpenSSF Model Signing)", False, str(err)))
+    return checks

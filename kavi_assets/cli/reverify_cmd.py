@@ -214,7 +214,8 @@ def economics_cmd(
 def attest_cmd(
     ref: Annotated[str | None, typer.Argument(help="NAME or NAME@VERSION (default: its latest promotion)")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write the export to FILE")] = None,
-    verify_file: Annotated[Path | None, typer.Option("--verify", help="verify an exported attestation")] = None,
+    verify_file: Annotated[Path | None, typer.Option("--verify", help="verify an exported attestation, or an "
+                                                     "exported folder (kavi export): all its signatures")] = None,
     key: Annotated[Path | None, typer.Option("--key", help="with --verify: the public key (PEM) it must be signed "
                                                            "by")] = None,
     home: HomeOpt = None,
@@ -232,6 +233,16 @@ def attest_cmd(
     if verify_file is not None:
         if ref is not None:
             raise typer.BadParameter("give either NAME[@VERSION] or --verify FILE")
+        if verify_file.is_dir():  # an exported folder: its attestation, statements and Model Signing signature
+            from kavi.promotion.exported import verify_folder_evidence
+
+            checks = verify_folder_evidence(verify_file, key.read_text(encoding="utf-8")[:10_000] if key else None)
+            for what, held, detail in checks:
+                mark = "[green]✓[/]" if held else "[bold red]✗[/]"
+                console.print(f"{mark} {escape(what)}: {escape(detail)}", highlight=False, soft_wrap=True)
+            if not all(held for _, held, _ in checks):
+                raise typer.Exit(1)
+            return
         try:
             with verify_file.open("rb") as fh:
                 data = fh.read(MAX_EXPORT_BYTES + 1)

@@ -59,6 +59,15 @@ def test_the_exported_folder_runs_contained_and_refuses_a_changed_byte(trusted: 
     skill = folder / "scripts" / "isbn_check.py"
     assert hashlib.sha256(skill.read_bytes()).hexdigest() == front["metadata"]["kavi-source-sha256"]
     assert runner.invoke(app, ["attest", "--verify", str(folder / "attestation.json")]).exit_code == 0
+    checked = runner.invoke(app, ["attest", "--verify", str(folder)])
+    assert checked.exit_code == 0, checked.output
+    assert "SLSA VSA PASSED" in checked.output and "in-toto Test Result PASSED" in checked.output
+    assert "model.sig (OpenSSF Model Signing): every file" in checked.output
+    # The model-signing tool itself checks the folder, as on another machine.
+    tool = subprocess.run([str(Path(sys.executable).parent / "model_signing"), "verify", "key", "--signature",
+                           str(folder / "model.sig"), "--public_key", str(folder / "model-signing.pub"), str(folder)],
+                          capture_output=True, text=True, timeout=120)
+    assert tool.returncode == 0, tool.stdout + tool.stderr
 
     def run(payload: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, str(folder / "scripts" / "run.py"), payload], capture_output=True,
@@ -74,4 +83,10 @@ def test_the_exported_folder_runs_contained_and_refuses_a_changed_byte(trusted: 
     skill.write_bytes(bytes(data))
     bad = run('{"isbn": "0-306-40615-2"}')
     assert bad.returncode == 1 and "is not the attested skill" in bad.stderr
+    flipped = runner.invoke(app, ["attest", "--verify", str(folder)])
+    assert flipped.exit_code == 1 and "Hash mismatch" in flipped.output
+    tool = subprocess.run([str(Path(sys.executable).parent / "model_signing"), "verify", "key", "--signature",
+                           str(folder / "model.sig"), "--public_key", str(folder / "model-signing.pub"), str(folder)],
+                          capture_output=True, text=True, timeout=120)
+    assert tool.returncode != 0
     assert runner.invoke(app, ["export", "isbn_check", str(out)]).exit_code == 2  # the folder is not empty
