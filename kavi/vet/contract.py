@@ -217,10 +217,11 @@ def tests_from_examples(proposal: Proposal) -> str:
                           sort_keys=True, ensure_ascii=False)
     lines = [f'"""{_BANNER[2:]} the proposal\'s examples as tests."""', "", "import json", "",
              *_import_line(f"skills.{proposal.name}", [cls, f"{cls}Input"]), "",
+             f"SKILL = {cls}", f"INPUT = {cls}Input",
              "EXAMPLES = json.loads(", *_string_lines(examples, "    "), ")", "", "",
              "def _check(i: int) -> None:",
              "    example = EXAMPLES[i]",
-             f"    out = {cls}().execute({cls}Input.model_validate(example[\"input\"]))",
+             '    out = SKILL().execute(INPUT.model_validate(example["input"]))',
              '    got = out.model_dump(mode="json")',
              '    assert {k: got[k] for k in example["expected"]} == example["expected"]']
     for i in range(len(proposal.examples)):
