@@ -38,12 +38,9 @@ sys.exit(main(Path(__file__).resolve().parent.parent, sys.argv[1:]))
 '''
 
 
-def export_agent_skill(ctx: ForgeContext, promo: PromotionRow, out_dir: Path) -> Path:
-    """Write NAME@V as an Agent Skills folder under `out_dir` (its name hyphenated); returns the folder."""
+def skill_folder_files(ctx: ForgeContext, promo: PromotionRow) -> dict[str, bytes]:
+    """Every file of NAME@V's Agent Skills folder but its folder signature, by relative path."""
     name = promo.proposal_name
-    folder = out_dir / name.replace("_", "-")
-    if folder.exists() and any(folder.iterdir()):
-        raise LedgerRecordError(f"{folder} exists and is not empty: export into a new folder")
     try:
         _, envelope_sha = find_attestation(ctx.records, name, promo.version)
     except LookupError as err:
@@ -51,13 +48,11 @@ def export_agent_skill(ctx: ForgeContext, promo: PromotionRow, out_dir: Path) ->
     public = home_public_key(ctx.home)
     if public is None:
         raise LedgerRecordError("this home has no signing key: its attestations cannot be exported")
-    source = ctx.store.get(promo.source_sha256)
     card, _attested = attested_card(ctx, promo)
     spec = ctx.records.require_proposal(name).proposal
-    description = " ".join(spec.description.split())
     front = {
         "name": name.replace("_", "-"),
-        "description": description[:1024],
+        "description": " ".join(spec.description.split())[:1024],
         "metadata": {"kavi-version": str(promo.version), "kavi-side-effect-class": str(promo.side_effect_class),
                      "kavi-source-sha256": promo.source_sha256, "kavi-origin": str(card["origin"]["kind"]),
                      "kavi-key-id": str(export_document({}, public)["key_id"])},
@@ -70,22 +65,30 @@ def export_agent_skill(ctx: ForgeContext, promo: PromotionRow, out_dir: Path) ->
                 "source": f"scripts/{name}.py", "sha256": promo.source_sha256, "timeout_s": spec.timeout_s,
                 "inputs": [f.model_dump(exclude_none=True) for f in spec.inputs],
                 "outputs": [f.model_dump(exclude_none=True) for f in spec.outputs]}
-    (folder / "scripts").mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text("---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
-                                     + "---\n\n" + body, encoding="utf-8")
-    (folder / "scripts" / f"{name}.py").write_bytes(source)
-    (folder / "scripts" / "run.py").write_text(RUN_PY.format(name=name, version=promo.version), encoding="utf-8")
     envelope = json.loads(ctx.store.get(envelope_sha))
-    (folder / ATTESTATION).write_text(json.dumps(export_document(envelope, public), indent=2) + "\n")
-    (folder / "card.json").write_bytes(canonical(card))
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    # The per-gate Test Result statements and the VSA the attestation names, then the folder's own signature.
-    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
-    evidence = predicate.get("evidence_statements") or {}
+    files = {
+        "SKILL.md": ("---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n" + body).encode(),
+        f"scripts/{name}.py": ctx.store.get(promo.source_sha256),
+        "scripts/run.py": RUN_PY.format(name=name, version=promo.version).encode(),
+        ATTESTATION: (json.dumps(export_document(envelope, public), indent=2) + "\n").encode(),
+        "card.json": canonical(card),
+        MANIFEST: (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
+    }
+    # The per-gate Test Result statements and the VSA the attestation names.
+    evidence = json.loads(base64.b64decode(envelope["payload"]))["predicate"].get("evidence_statements") or {}
     named = {**dict(evidence.get("test_results") or {}), **({"vsa": evidence["vsa"]} if evidence.get("vsa") else {})}
-    if named:
-        (folder / "attestations").mkdir()
-        for label, sha in named.items():
-            (folder / "attestations" / f"{label}.json").write_bytes(ctx.store.get(str(sha)))
+    for label, sha in named.items():
+        files[f"attestations/{label}.json"] = ctx.store.get(str(sha))
+    return files
+
+
+def export_agent_skill(ctx: ForgeContext, promo: PromotionRow, out_dir: Path) -> Path:
+    """Write NAME@V as an Agent Skills folder under `out_dir` (its name hyphenated), signed; returns the folder."""
+    folder = out_dir / promo.proposal_name.replace("_", "-")
+    if folder.exists() and any(folder.iterdir()):
+        raise LedgerRecordError(f"{folder} exists and is not empty: export into a new folder")
+    for rel, data in skill_folder_files(ctx, promo).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
     sign_folder(folder, folder_key(ctx.home))
     return folder

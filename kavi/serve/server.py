@@ -29,11 +29,13 @@ import anyio
 import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.session import ServerSession
 
 from kavi.home import KaviHome
 from kavi.runtime.errors import RuntimeRefusal
 from kavi.serve.catalog import SEARCH_TOOL, Catalog, ServePolicy, as_mcp, build_catalog, tool_ref
+from kavi.serve.skill_resources import EXTENSION, SkillResources
 
 # (runner, execution log, trusted versions): what `kavi run` builds (kavi_assets.cli.runtime_cmd._runner).
 RunnerFactory = Callable[[KaviHome], tuple[Any, Any, Any]]
@@ -48,8 +50,9 @@ class _Server(Server[Any, Any]):
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       experimental_capabilities: dict[str, dict[str, Any]] | None = None) -> Any:
+        # The skills extension, declared where this SDK lets a server declare one (experimental capabilities).
         return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
-                                                     experimental_capabilities)
+                                                     {EXTENSION: {}, **(experimental_capabilities or {})})
 
 
 class BindRefused(ValueError):
@@ -105,6 +108,7 @@ class SkillToolServer:
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._workers: Any = None
         self._in_flight: set[threading.Event] = set()
+        self.skill_files = SkillResources(home)
 
     @property
     def workers(self) -> Any:
@@ -317,7 +321,33 @@ class SkillToolServer:
                 cancelled.set()
                 self._in_flight.discard(cancelled)
 
+        @server.list_resources()  # type: ignore[no-untyped-call,untyped-decorator]
+        async def list_resources() -> list[types.Resource]:
+            remember()
+            rows = await anyio.to_thread.run_sync(self.resource_rows)
+            return [types.Resource.model_validate(r) for r in rows]
+
+        @server.read_resource()  # type: ignore[no-untyped-call,untyped-decorator]
+        async def read_resource(uri: Any) -> list[ReadResourceContents]:
+            found = await anyio.to_thread.run_sync(self.read_skill_file, str(uri))
+            if found is None:
+                raise ValueError(f"no served skill file at {str(uri)[:200]}")
+            data, mime = found
+            return [ReadResourceContents(content=data.decode("utf-8", "replace"), mime_type=mime)]
+
         return server
+
+    def served_versions(self) -> list[tuple[str, int]]:
+        """The latest version of each served tool: what the skills extension's resources offer."""
+        self.refresh()
+        return sorted({(spec.skill.name, int(spec.skill.version)) for spec in self.catalog.tools.values()
+                       if spec.latest and spec.skill.version is not None})
+
+    def resource_rows(self) -> list[dict[str, Any]]:
+        return self.skill_files.listing(self.served_versions())
+
+    def read_skill_file(self, uri: str) -> tuple[bytes, str] | None:
+        return self.skill_files.read(uri, self.served_versions())
 
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout. The protocol gets its own copy of stdout; file descriptor 1 and sys.stdout then
