@@ -37,12 +37,14 @@ class VetBundle:
     digest_set: str
     digests: dict[str, str]
     description: str | None = None
+    skill_md: str | None = None  # SKILL.md's text: data for the coach, quoted, never instructions
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": VET_BUNDLE, "name": self.name, "files": {skill_path(self.name): self.skill,
                                                                  test_path(self.name): self.tests},
                 "tests_from": self.tests_from, "origin": self.origin, "code_path": self.code_path,
-                "digest_set": self.digest_set, "digests": self.digests, "description": self.description}
+                "digest_set": self.digest_set, "digests": self.digests, "description": self.description,
+                "skill_md": self.skill_md}
 
 
 def store_bundle(ctx: ForgeContext, bundle: VetBundle) -> str:
@@ -112,3 +114,16 @@ def vetted_provenance(ctx: ForgeContext, packet_sha256: str | None) -> dict[str,
     bundle = load_bundle(ctx, str(packet["vet_bundle"]))
     return {"origin": bundle["origin"], "code_path": bundle["code_path"], "digest_set": bundle["digest_set"],
             "digests": bundle["digests"], "tests_from": bundle["tests_from"], "bundle_sha256": packet["vet_bundle"]}
+
+
+def reviewer_notes(ctx: ForgeContext, build: Any) -> str | None:
+    """What a vetted build's third party wrote for reviewers (its SKILL.md), for the coach to read as data."""
+    if build.model != VETTED_BUILDER or not build.packet_sha256:
+        return None
+    try:
+        packet = json.loads(ctx.store.get(str(build.packet_sha256)))
+        bundle = load_bundle(ctx, str(packet["vet_bundle"]))
+    except (OSError, KeyError, ValueError, LedgerRecordError):
+        return None
+    text = bundle.get("skill_md")
+    return str(text) if text else None

@@ -105,11 +105,20 @@ def _vet(h: Any, src: Any, proposal: Any, proposal_file: Path) -> dict[str, Any]
     shipped = shipped_tests(src, proposal)
     bundle = VetBundle(proposal.name, wrap(src, proposal), shipped or tests_from_examples(proposal),
                        "third party" if shipped else "examples", src.origin, src.code_path, src.digest_set(),
-                       src.digests, src.description)
+                       src.digests, src.description, _skill_md_text(src))
     digest = store_bundle(ctx, bundle)
     out = forge_once(h, proposal.name, tags={"kavi/trigger": "vet", VET_TAG: digest}, again=True)
     return {**out, "vetted": {"origin": src.origin, "code_path": src.code_path, "digest_set": src.digest_set(),
                               "tests_from": bundle.tests_from, "bundle_sha256": digest}}
+
+
+def _skill_md_text(src: Any) -> str | None:
+    if src.skill_md is None:
+        return None
+    import yaml
+
+    body: str = src.skill_md
+    return "---\n" + yaml.safe_dump(src.frontmatter, sort_keys=False, allow_unicode=True) + "---\n" + body
 
 
 def _print(out: dict[str, Any], code_path: str) -> int:
