@@ -1,10 +1,11 @@
 """The capability surfaces of a skill's stored versions (kavi.promotion.surface reads one from code and spec)."""
 
 import contextlib
+from typing import Any
 
 from kavi.forge.context import ForgeContext
 from kavi.ledger.records import BuildRow
-from kavi.promotion.surface import Surface, surface_of, widening
+from kavi.promotion.surface import Surface, observed, surface_of, widening
 from kavi.proposals.model import Proposal
 
 
@@ -16,7 +17,22 @@ def version_surface(ctx: ForgeContext, name: str, source_sha256: str, spec_sha25
     if spec_sha256:
         with contextlib.suppress(OSError, KeyError, ValueError):
             proposal = Proposal.model_validate_json(ctx.store.get(spec_sha256), context={"recorded": True})
-    return surface_of(ctx.store.get(source_sha256), proposal, side_effect_class)
+    declared = surface_of(ctx.store.get(source_sha256), proposal, side_effect_class)
+    return observed(declared, observed_effects(ctx, name, source_sha256))
+
+
+def observed_effects(ctx: ForgeContext, name: str, source_sha256: str) -> list[dict[str, Any]]:
+    """The effects the runtime recorded for this version's calls (its execution log), where there are any."""
+    from kavi.runtime.records import ExecutionLog
+
+    path = ctx.home.executions_log
+    if not path.exists():
+        return []
+    try:
+        return [e for r in ExecutionLog(path).iter_records()
+                if r.skill_name == name and r.source_hash == source_sha256 for e in (r.effects or [])]
+    except (OSError, ValueError):
+        return []
 
 
 def widened_surface(ctx: ForgeContext, name: str, build: BuildRow) -> list[str]:

@@ -72,6 +72,21 @@ def surface_of(source: bytes, proposal: Proposal, side_effect_class: str | None 
                    tuple(sorted(imports - _CONTRACT)), tuple(sorted(_hosts([*strings, *fixtures]))), writes)
 
 
+def observed(surface: Surface, effects: Iterable[dict[str, Any]]) -> Surface:
+    """The surface with what the runtime saw the version do (its execution records' effects) added: hosts it
+    fetched, secrets it read, whether it wrote to the vault."""
+    hosts, secrets, writes = set(surface.hosts), set(surface.secrets), surface.writes_vault
+    for e in effects:
+        kind = str(e.get("effect") or "")
+        if kind == "http.get":
+            hosts |= _hosts([str(e.get("url") or "")])
+        elif kind == "secret.read" and e.get("name"):
+            secrets.add(str(e["name"]))
+        elif kind == "vault.write":
+            writes = True
+    return Surface(surface.side_effect_class, tuple(sorted(secrets)), surface.imports, tuple(sorted(hosts)), writes)
+
+
 def widening(old: Surface, new: Surface) -> list[str]:
     """What `new` reaches that `old` did not, one line each (empty: not wider)."""
     out: list[str] = []
