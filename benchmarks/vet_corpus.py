@@ -89,6 +89,17 @@ def _files(cassette: Path) -> dict[str, str]:
     raise ValueError(f"{cassette}: no build answer")
 
 
+_INDEPENDENT: dict[str, str] = {}  # problem name -> a cassette holding only its recorded independent implementation
+
+
+def _independent_cassette(cassette: Path) -> str:
+    doc = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    doc["interactions"] = [it for it in doc["interactions"] if it.get("kind") == "independent"]
+    return ("# Recorded model cassette: replayed completions, not a live model. Only the independent implementation\n"
+            "# (written from the spec by a second model), for vet_corpus.py --second-model.\n"
+            + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+
+
 def _case(kind: str, name: str, label: str, proposal: dict[str, object], files: dict[str, bytes],
           expect: str) -> None:
     folder = CORPUS / kind / label
@@ -96,6 +107,8 @@ def _case(kind: str, name: str, label: str, proposal: dict[str, object], files: 
     (folder / "source").mkdir(parents=True)
     (folder / "proposal.json").write_text(json.dumps(proposal, indent=1) + "\n", encoding="utf-8")
     (folder / "case.json").write_text(json.dumps({"name": name, "expect": expect, "what": label}) + "\n")
+    if name in _INDEPENDENT:
+        (folder / "independent.yaml").write_text(_INDEPENDENT[name], encoding="utf-8")
     for rel, data in files.items():
         (folder / "source" / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / "source" / rel).write_bytes(data)
@@ -111,6 +124,7 @@ def make(data: Path) -> None:
     proposals = {p.stem: json.loads(p.read_text()) for p in sorted((data / "proposals").glob("*.json"))}
     refs = {c.stem: _adapter(_files(c)[f"skills/{c.stem}.py"], c.stem)
             for c in sorted((data / "cassettes").glob("*.yaml")) if c.stem in proposals}
+    _INDEPENDENT.update({c.stem: _independent_cassette(c) for c in sorted((data / "cassettes").glob("*.yaml"))})
     for name, code in refs.items():
         _case("benign", name, name, proposals[name], {f"{name}.py": code.encode()}, "trusted")
     mutants = sorted((data / "mutant-cassettes").glob("*.yaml"))
@@ -177,7 +191,7 @@ def _source(case: Path) -> Path:
     return src if (src / "SKILL.md").exists() else next(src.glob("*.py"))
 
 
-def run(corpus: Path, limit: int | None) -> None:
+def run(corpus: Path, limit: int | None, second_model: bool = False) -> None:
     cases = sorted(corpus.glob("*/*/case.json"))
     if limit:
         benign = [c for c in cases if c.parent.parent.name == "benign"][:limit]
@@ -188,6 +202,17 @@ def run(corpus: Path, limit: int | None) -> None:
     # for the benign source of the same task.
     envs = {kind: {**base, "KAVI_HOME": str(root / kind / "home"), "DAGSTER_HOME": str(root / kind / "dagster"),
                    "KAVI_AUTO_APPROVE": "READ_ONLY"} for kind in ("benign", "bad")}
+    if second_model:
+        # The recorded model answers the differential gate's request for an independent implementation (the one
+        # datasets.py recorded for the problem): vetting with a second model configured.
+        cassettes = root / "cassettes"
+        cassettes.mkdir()
+        for case_file in cases:
+            recorded = case_file.parent / "independent.yaml"
+            if recorded.exists():
+                shutil.copy(recorded, cassettes / f"{json.loads(case_file.read_text())['name']}.yaml")
+        for env in envs.values():
+            env["KAVI_RECORDED_CASSETTES"] = str(cassettes)
     rows = []
     t0 = time.monotonic()
     for case_file in cases:
@@ -204,11 +229,13 @@ def run(corpus: Path, limit: int | None) -> None:
         try:
             out = json.loads(res.stdout)
         except ValueError:
-            out = {"status": "ERROR", "reasons": [res.stderr.strip().splitlines()[-1:]]}
+            out = {"status": "ERROR", "reasons": res.stderr.strip().splitlines()[-3:]}
         rows.append((folder.parent.name, case, res.returncode, out))
         print(f"  {folder.parent.name:6} {case['what'][:48]:48} exit {res.returncode} {_why(out)}", flush=True)
+        if out.get("status") == "ERROR":
+            print("         " + " | ".join(str(r) for r in out["reasons"]), flush=True)
     wall = time.monotonic() - t0
-    _report(rows, wall)
+    _report(rows, wall, second_model)
 
 
 def _why(out: dict[str, object]) -> str:
@@ -229,7 +256,7 @@ def _stage(out: dict[str, object]) -> str:
     return f"{out.get('status')} ({out.get('failure_kind') or 'no failed gate'})"
 
 
-def _report(rows: list[tuple[str, dict[str, str], int, dict[str, object]]], wall: float) -> None:
+def _report(rows: list[tuple[str, dict[str, str], int, dict[str, object]]], wall: float, second: bool) -> None:
     benign = [r for r in rows if r[0] == "benign"]
     bad = [r for r in rows if r[0] == "bad"]
     trusted = [r for r in benign if r[3].get("status") == "TRUSTED"]
@@ -247,7 +274,8 @@ def _report(rows: list[tuple[str, dict[str, str], int, dict[str, object]]], wall
     why = collections.Counter(_stage(r[3]) for r in benign if r not in trusted)
     for stage, n in why.most_common():
         print(f"| not trusted | {stage} | {n} |")
-    print(f"\nvet: {len(rejected)}/{len(bad)} bad rejected, {len(trusted)}/{len(benign)} benign trusted")
+    print(f"\nvet: {len(rejected)}/{len(bad)} bad rejected, {len(trusted)}/{len(benign)} benign trusted"
+          + (" (second model: the recorded independent implementations)" if second else " (no second model)"))
 
 
 def main() -> None:
@@ -255,11 +283,13 @@ def main() -> None:
     parser.add_argument("--make", type=Path, default=None, help="write the corpus from a datasets.py output")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--limit", type=int, default=None, help="at most N benign and N bad sources")
+    parser.add_argument("--second-model", action="store_true", help="the recorded model answers the differential "
+                        "gate's request for an independent implementation (as with a second model configured)")
     args = parser.parse_args()
     if args.make is not None:
         make(args.make)
         return
-    run(args.corpus, args.limit)
+    run(args.corpus, args.limit, args.second_model)
 
 
 if __name__ == "__main__":
