@@ -108,8 +108,11 @@ def vetted_provenance(ctx: ForgeContext, packet_sha256: str | None) -> dict[str,
     """The vetted source of a build, for its attestation: origin, digest set and each file's digest."""
     if not packet_sha256:
         return None
-    packet: dict[str, Any] = json.loads(ctx.store.get(packet_sha256))
-    if packet.get("kind") != VET_PACKET:
+    try:
+        packet = json.loads(ctx.store.get(packet_sha256))
+    except (OSError, KeyError, ValueError):
+        return None  # no readable packet (a record made by hand): not a vetted build
+    if not isinstance(packet, dict) or packet.get("kind") != VET_PACKET:
         return None
     bundle = load_bundle(ctx, str(packet["vet_bundle"]))
     return {"origin": bundle["origin"], "code_path": bundle["code_path"], "digest_set": bundle["digest_set"],
