@@ -16,6 +16,7 @@ import yaml
 from kavi.forge.attempt import canonical
 from kavi.forge.card import attested_card, card_markdown
 from kavi.forge.context import ForgeContext
+from kavi.forge.provenance import statement_texts
 from kavi.ledger.records import LedgerRecordError, PromotionRow
 from kavi.promotion.attestation import export_document, home_public_key
 from kavi.promotion.exported import ATTESTATION, MANIFEST
@@ -76,9 +77,8 @@ def skill_folder_files(ctx: ForgeContext, promo: PromotionRow) -> dict[str, byte
     }
     # The per-gate Test Result statements and the VSA the attestation names.
     evidence = json.loads(base64.b64decode(envelope["payload"]))["predicate"].get("evidence_statements") or {}
-    named = {**dict(evidence.get("test_results") or {}), **({"vsa": evidence["vsa"]} if evidence.get("vsa") else {})}
-    for label, sha in named.items():
-        files[f"attestations/{label}.json"] = ctx.store.get(str(sha))
+    for label, text in statement_texts(ctx, evidence).items():
+        files[f"attestations/{label}.json"] = text.encode()
     return files
 
 

@@ -9,6 +9,7 @@ from kavi.forge.card import skill_card
 from kavi.forge.context import ForgeContext
 from kavi.forge.surfaces import version_surface
 from kavi.forge.vetted import vetted_provenance
+from kavi.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi.ledger.records import PromotionRow
 from kavi.ledger.verification_records import VerificationRecords
 from kavi.promotion.attestation import (
@@ -62,41 +63,54 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
     }
 
 
-def _evidence_statements(ctx: ForgeContext, promo: PromotionRow, key: Any) -> dict[str, Any]:
-    """Sign and store a Test Result statement per gate and the version's VSA; their envelopes' digests."""
+def _evidence_statements(ctx: ForgeContext, promo: PromotionRow, key: Any) -> tuple[dict[str, Any], ArtifactRef]:
+    """Sign a Test Result statement per gate and the version's VSA, and store them as one artifact (name → the
+    envelope's JSON text, each file `kavi export` writes); their digests, and the artifact."""
     gates = ctx.records.gate_results(promo.build_id)
     verifications = VerificationRecords(ctx.records.ledger)
     ver = verifications.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
     digest = ver.fingerprint if ver is not None else None
     parts = verifications.fingerprint_parts(digest) if digest else None
     subject = promo.skill_path
-    results: dict[str, str] = {}
+    texts: dict[str, str] = {}
     for g in gates:
         env = sign(test_result_statement(subject, promo.source_sha256, g, fingerprint=parts,
                                          fingerprint_digest=digest), key)
-        ref = ctx.store.put(json.dumps(env, sort_keys=True, indent=2).encode(), "test_result")
-        ctx.records.record_artifact(ref)
-        results[f"test-result-{g['gate']}"] = ref.sha256
+        texts[f"test-result-{g['gate']}"] = json.dumps(env, sort_keys=True, indent=2)
+    results = {label: sha256_bytes(text.encode()) for label, text in texts.items()}
     passed = bool(gates) and all(g["effective_verdict"] != "failed" for g in gates)
     vsa = sign(vsa_statement(subject, promo.source_sha256, passed=passed, fingerprint=parts, fingerprint_digest=digest,
                              inputs=results, resource_uri=f"kavi:{promo.proposal_name}@{promo.version}"), key)
-    ref = ctx.store.put(json.dumps(vsa, sort_keys=True, indent=2).encode(), "vsa")
-    ctx.records.record_artifact(ref)
-    return {"test_results": results, "vsa": ref.sha256}
+    texts["vsa"] = json.dumps(vsa, sort_keys=True, indent=2)
+    ref = ctx.store.put(canonical({"kind": STATEMENTS_KIND, "statements": texts}), "evidence_statements")
+    return {"bundle_sha256": ref.sha256, "test_results": results,
+            "vsa": sha256_bytes(texts["vsa"].encode())}, ref
+
+
+STATEMENTS_KIND = "EVIDENCE_STATEMENTS"
+
+
+def statement_texts(ctx: ForgeContext, evidence: dict[str, Any]) -> dict[str, str]:
+    """The envelopes an attestation's `evidence_statements` names, by name (empty for an older attestation)."""
+    sha = evidence.get("bundle_sha256")
+    if not sha:
+        return {}
+    doc = json.loads(ctx.store.get(str(sha)))
+    texts: dict[str, str] = doc["statements"]
+    return texts
 
 
 def attest_promotion(ctx: ForgeContext, promo: PromotionRow) -> str:
     """Sign and store the promotion's attestation; link it in the ledger. Returns the envelope's sha256."""
     key = signing_key(ctx.home)
     card = ctx.store.put(canonical(skill_card(ctx, promo)), "skill_card")  # the card the attestation hashes
-    ctx.records.record_artifact(card)
-    evidence = _evidence_statements(ctx, promo, key)
+    evidence, statements = _evidence_statements(ctx, promo, key)
     stmt = statement(subject_name=promo.skill_path, source_sha256=promo.source_sha256,
                      predicate={**attestation_predicate(ctx, promo), "card_sha256": card.sha256,
                                 "evidence_statements": evidence})
     envelope = sign(stmt, key)
     ref = ctx.store.put(json.dumps(envelope, sort_keys=True, indent=2).encode(), "attestation")
-    ctx.records.record_artifact(ref)
+    ctx.records.record_artifacts([card, statements, ref])  # one statement for the promotion's three artifacts
     VerificationRecords(ctx.records.ledger).record_attestation(
         seq=promo.seq, name=promo.proposal_name, version=promo.version, build_id=promo.build_id,
         envelope_sha256=ref.sha256, key_id=key_id(key.public_key()))

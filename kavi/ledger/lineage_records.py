@@ -1,9 +1,10 @@
 """Artifacts and their lineage: which artifact was made from which."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from kavi.ledger.artifacts import ArtifactRef
-from kavi.ledger.record_base import RecordsBase, _artifact
+from kavi.ledger.record_base import _ARTIFACT_COLS, RecordsBase, _artifact, _insert_new
 from kavi.ledger.store import utcnow
 
 
@@ -13,6 +14,18 @@ class LineageRecords(RecordsBase):
     def record_artifact(self, ref: ArtifactRef) -> None:
         with self.ledger.connect() as con:
             _artifact(con, ref, utcnow())
+
+    def record_artifacts(self, refs: Sequence[ArtifactRef]) -> None:
+        """Several artifacts in one statement (a promotion's statements and card)."""
+        if not refs:
+            return
+        stamps = [r.stored_at for r in refs]
+        # A bound earlier than each row's own is still a bound: one statement instead of one per artifact.
+        since = min(stamps) if all(s is not None for s in stamps) else None  # type: ignore[type-var]
+        with self.ledger.connect() as con:
+            _insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
+                        [[r.sha256, r.kind, r.size, str(r.path), utcnow()] for r in refs],
+                        newer_than=[since] * len(refs))
 
     def lineage_edges(self, name: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:
