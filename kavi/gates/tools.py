@@ -63,6 +63,9 @@ def ruff_gate(work: Path, rel_paths: Sequence[str], limits: Limits) -> GateResul
     return GateResult(GATE_RUFF, Verdict.PASSED, "no findings", duration)
 
 
+MYPY_CONFIG = Path(__file__).with_name("mypy_gate.ini")
+
+
 def _mypy_path() -> str | None:
     # An editable install hides the packages behind an import hook that mypy cannot follow: point it at the tree.
     parent = Path(kavi.__file__).resolve().parent.parent
@@ -153,7 +156,8 @@ def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> G
         fcntl.flock(lock, fcntl.LOCK_EX)
         res = run_warm(
             [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
-             "--no-color-output", "--cache-dir", str(cache), "--python-version", "3.11", skill_rel],
+             "--no-color-output", "--config-file", str(MYPY_CONFIG), "--cache-dir", str(cache), "--python-version",
+             "3.11", skill_rel],
             cwd=work, limits=limits, env_extra=extra, rw=[cache],
         )
     duration = time.monotonic() - t0

@@ -135,6 +135,17 @@ def test_a_passing_attempt_reaches_registry_entry_and_its_status_shows(
     assert row.status.value in ("VERIFIED", "TRUSTED")
 
 
+def test_a_promotion_shows_its_skill_card_in_the_ui(kavi_home: KaviHome, instance: dg.DagsterInstance,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAVI_AUTO_APPROVE", "READ_ONLY")
+    ctx, result = _forge(kavi_home, instance, "search_notes")
+    assert result.success and ctx.records.require_proposal("search_notes").status.value == "TRUSTED"
+    entry = instance.get_latest_materialization_event(REGISTRY_ENTRY_KEY)
+    assert entry is not None and entry.asset_materialization is not None
+    card = str(entry.asset_materialization.metadata["card"].value)
+    assert card.startswith("# search_notes@1") and "## Evidence" in card and "- acceptance: passed" in card
+
+
 def _latest_status(instance: dg.DagsterInstance, partition: str) -> str:
     records = instance.fetch_observations(
         dg.AssetRecordsFilter(asset_key=PROPOSAL_KEY, asset_partitions=[partition]), limit=1).records
