@@ -2,9 +2,9 @@
 kavi-forge installed: the folder's `scripts/run.py` calls `main`.
 
 Nothing runs unless the folder still holds what was attested: the skill file's sha256 must be the attestation's
-subject and the attestation's signature must hold (with the key the folder carries, or the one pinned with
-KAVI_EXPORT_KEY). The skill then runs in the contained runtime (a sandboxed worker, its deadline enforced), never in
-this process.
+subject and the attestation's signature must hold with the key the folder carries (integrity; `kavi attest --verify
+FOLDER --key PUB` checks origin against a key you expect). The skill then runs in the contained runtime (a sandboxed
+worker, its deadline enforced), never in this process.
 """
 
 import hashlib
@@ -49,10 +49,8 @@ def check_folder(folder: Path, pinned_pem: str | None = None) -> tuple[dict[str,
 
 def main(folder: Path, argv: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """`python scripts/run.py '{"field": ...}'` (or the input on stdin): the output JSON, exit 0; else 1."""
-    import os
-
     try:
-        manifest, data = check_folder(folder, os.environ.get("KAVI_EXPORT_KEY"))
+        manifest, data = check_folder(folder)
         raw = argv[0] if argv else sys.stdin.read()
         try:
             input_data = json.loads(raw)

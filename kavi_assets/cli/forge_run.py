@@ -137,9 +137,11 @@ def _widening(h: KaviHome, name: str, build: Any) -> list[str]:
     """What a verified build reaches beyond the trusted version (why it waits for a person's approval)."""
     from kavi.forge.context import ForgeContext
     from kavi.forge.surfaces import widened_surface
-    from kavi_assets.cli.lifecycle_cmd import _no_llm
 
-    return widened_surface(ForgeContext.open(h, _no_llm), name, build)
+    def no_model() -> Any:
+        raise RuntimeError("reading a build's surface calls no model")
+
+    return widened_surface(ForgeContext.open(h, no_model), name, build)
 
 
 def _build_of_run(records: Any, name: str, run_id: str) -> Any:
