@@ -2,14 +2,35 @@
 and what it cost, generated from the ledger at promotion and hashed into the attestation."""
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from kavi.forge.context import ForgeContext
 from kavi.forge.surfaces import version_surface
 from kavi.forge.vetted import vetted_provenance
-from kavi.ledger.records import PromotionRow
+from kavi.ledger.records import BuildRow, PromotionRow
+from kavi.promotion.surface import Surface
 
 CARD_KIND = "SKILL_CARD"
+
+
+@dataclass(frozen=True)
+class VersionFacts:
+    """What a promotion's card and attestation both say, read once: its build, gate results, surface and vetted
+    source (None for a forged build)."""
+
+    build: BuildRow | None
+    gates: list[dict[str, Any]]
+    surface: Surface
+    vetted: dict[str, Any] | None
+
+
+def version_facts(ctx: ForgeContext, promo: PromotionRow) -> VersionFacts:
+    build = ctx.records.get_build(promo.build_id)
+    return VersionFacts(
+        build, ctx.records.gate_results(promo.build_id),
+        version_surface(ctx, promo.proposal_name, promo.source_sha256, promo.spec_sha256, promo.side_effect_class),
+        vetted_provenance(ctx, build.packet_sha256) if build is not None else None)
 
 
 def _evidence(gates: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
@@ -45,17 +66,14 @@ def _evidence(gates: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     return ev, limits
 
 
-def skill_card(ctx: ForgeContext, promo: PromotionRow) -> dict[str, Any]:
+def skill_card(ctx: ForgeContext, promo: PromotionRow, facts: VersionFacts | None = None) -> dict[str, Any]:
     """The card of a promotion, as data (the attestation hashes its canonical JSON)."""
     from kavi.forge.economics import economics
 
-    row = ctx.records.require_proposal(promo.proposal_name)
-    spec = row.proposal
-    build = ctx.records.get_build(promo.build_id)
-    surface = version_surface(ctx, promo.proposal_name, promo.source_sha256, promo.spec_sha256,
-                              promo.side_effect_class)
-    vetted = vetted_provenance(ctx, build.packet_sha256) if build is not None else None
-    evidence, limits = _evidence(ctx.records.gate_results(promo.build_id))
+    facts = facts or version_facts(ctx, promo)
+    build, vetted = facts.build, facts.vetted
+    spec = ctx.records.require_proposal(promo.proposal_name).proposal
+    evidence, limits = _evidence(facts.gates)
     if spec.outside_domain:
         limits.append(f"{len(spec.outside_domain)} input(s) declared outside its domain by a person")
     costs = next((e for e in economics(ctx.records, ctx.home, promo.proposal_name) if e.version == promo.version),
@@ -68,7 +86,7 @@ def skill_card(ctx: ForgeContext, promo: PromotionRow) -> dict[str, Any]:
         "inputs": [f.model_dump(exclude_none=True) for f in spec.inputs],
         "outputs": [f.model_dump(exclude_none=True) for f in spec.outputs],
         "side_effect_class": promo.side_effect_class,
-        "surface": surface.to_json(),
+        "surface": facts.surface.to_json(),
         "origin": ({"kind": "vetted", "source": vetted["origin"], "digest_set": vetted["digest_set"]} if vetted
                    else {"kind": "forged", "model": build.model if build else None}),
         "evidence": evidence,
@@ -110,15 +128,13 @@ def card_markdown(card: dict[str, Any]) -> str:
 def attested_card(ctx: ForgeContext, promo: PromotionRow) -> tuple[dict[str, Any], bool]:
     """The card the promotion's attestation hashes (and True), or, for a promotion attested before cards existed,
     one generated now from the ledger (and False)."""
-    import base64
-
     from kavi.ledger.verification_records import VerificationRecords
+    from kavi.promotion.attestation import signed_predicate
 
     envelope_sha = VerificationRecords(ctx.records.ledger).attestations().get(promo.seq, (None, None, None))[0]
     if envelope_sha:
         try:
-            envelope = json.loads(ctx.store.get(envelope_sha))
-            predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+            predicate = signed_predicate(json.loads(ctx.store.get(envelope_sha)))
             if predicate.get("card_sha256"):
                 card: dict[str, Any] = json.loads(ctx.store.get(str(predicate["card_sha256"])))
                 return card, True

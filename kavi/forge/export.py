@@ -7,7 +7,6 @@ card.json and kavi.json (the manifest the entry reads), attestations/ (an in-tot
 and the SLSA VSA), and model.sig with model-signing.pub (the folder signed in the OpenSSF Model Signing format).
 """
 
-import base64
 import json
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from kavi.forge.card import attested_card, card_markdown
 from kavi.forge.context import ForgeContext
 from kavi.forge.provenance import statement_texts
 from kavi.ledger.records import LedgerRecordError, PromotionRow
-from kavi.promotion.attestation import export_document, home_public_key
+from kavi.promotion.attestation import export_document, home_public_key, signed_predicate
 from kavi.promotion.exported import ATTESTATION, MANIFEST
 from kavi.promotion.folder_signing import folder_key, sign_folder
 from kavi.promotion.provenance import find_attestation
@@ -76,7 +75,7 @@ def skill_folder_files(ctx: ForgeContext, promo: PromotionRow) -> dict[str, byte
         MANIFEST: (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
     }
     # The per-gate Test Result statements and the VSA the attestation names.
-    evidence = json.loads(base64.b64decode(envelope["payload"]))["predicate"].get("evidence_statements") or {}
+    evidence = signed_predicate(envelope).get("evidence_statements") or {}
     for label, text in statement_texts(ctx, evidence).items():
         files[f"attestations/{label}.json"] = text.encode()
     return files

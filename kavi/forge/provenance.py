@@ -5,10 +5,8 @@ import json
 from typing import Any
 
 from kavi.forge.attempt import canonical
-from kavi.forge.card import skill_card
+from kavi.forge.card import VersionFacts, skill_card, version_facts
 from kavi.forge.context import ForgeContext
-from kavi.forge.surfaces import version_surface
-from kavi.forge.vetted import vetted_provenance
 from kavi.ledger.artifacts import ArtifactRef, sha256_bytes
 from kavi.ledger.records import PromotionRow
 from kavi.ledger.verification_records import VerificationRecords
@@ -28,9 +26,10 @@ def _gate_entry(r: dict[str, Any]) -> dict[str, Any]:
             "reason": str(r["reason"])[:500], "duration_ms": r["duration_ms"]}
 
 
-def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, Any]:
-    build = ctx.records.get_build(promo.build_id)
-    gates = ctx.records.gate_results(promo.build_id)
+def attestation_predicate(ctx: ForgeContext, promo: PromotionRow, facts: VersionFacts | None = None
+                          ) -> dict[str, Any]:
+    facts = facts or version_facts(ctx, promo)
+    build, gates, vetted = facts.build, facts.gates, facts.vetted
     verifications = VerificationRecords(ctx.records.ledger)
     verification = verifications.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
     fingerprint = verifications.fingerprint_parts(verification.fingerprint) if verification is not None else None
@@ -38,9 +37,6 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
     if coach is not None and coach.get("verdict") == "omitted":
         coach = None  # no second model reviewed it (ceremony low, one model): the gate list keeps the reason
     approval = ctx.records.approval_for(promo.proposal_name, promo.build_id)
-    vetted = vetted_provenance(ctx, build.packet_sha256) if build is not None else None
-    surface = version_surface(ctx, promo.proposal_name, promo.source_sha256, promo.spec_sha256,
-                              promo.side_effect_class).to_json()
     return {
         "skill": {"name": promo.proposal_name, "version": promo.version, "source_sha256": promo.source_sha256,
                   "test_sha256": promo.test_sha256, "side_effect_class": promo.side_effect_class},
@@ -48,7 +44,7 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
         "builder": {"build_id": promo.build_id, "attempt": build.attempt_number if build else None,
                     "model": build.model if build else None, "endpoint": build.endpoint if build else None},
         "origin": "vetted" if vetted is not None else "forged",
-        "surface": surface,
+        "surface": facts.surface.to_json(),
         **({"vetted_source": vetted} if vetted is not None else {}),
         "verification": {
             "report_sha256": verification.report_sha256 if verification else None,
@@ -63,10 +59,10 @@ def attestation_predicate(ctx: ForgeContext, promo: PromotionRow) -> dict[str, A
     }
 
 
-def _evidence_statements(ctx: ForgeContext, promo: PromotionRow, key: Any) -> tuple[dict[str, Any], ArtifactRef]:
+def _evidence_statements(ctx: ForgeContext, promo: PromotionRow, key: Any, gates: list[dict[str, Any]]
+                         ) -> tuple[dict[str, Any], ArtifactRef]:
     """Sign a Test Result statement per gate and the version's VSA, and store them as one artifact (name → the
     envelope's JSON text, each file `kavi export` writes); their digests, and the artifact."""
-    gates = ctx.records.gate_results(promo.build_id)
     verifications = VerificationRecords(ctx.records.ledger)
     ver = verifications.latest_verification_of_builds([promo.build_id]).get(promo.build_id)
     digest = ver.fingerprint if ver is not None else None
@@ -103,10 +99,11 @@ def statement_texts(ctx: ForgeContext, evidence: dict[str, Any]) -> dict[str, st
 def attest_promotion(ctx: ForgeContext, promo: PromotionRow) -> str:
     """Sign and store the promotion's attestation; link it in the ledger. Returns the envelope's sha256."""
     key = signing_key(ctx.home)
-    card = ctx.store.put(canonical(skill_card(ctx, promo)), "skill_card")  # the card the attestation hashes
-    evidence, statements = _evidence_statements(ctx, promo, key)
+    facts = version_facts(ctx, promo)  # read once for the card, the statements and the predicate
+    card = ctx.store.put(canonical(skill_card(ctx, promo, facts)), "skill_card")  # the card the attestation hashes
+    evidence, statements = _evidence_statements(ctx, promo, key, facts.gates)
     stmt = statement(subject_name=promo.skill_path, source_sha256=promo.source_sha256,
-                     predicate={**attestation_predicate(ctx, promo), "card_sha256": card.sha256,
+                     predicate={**attestation_predicate(ctx, promo, facts), "card_sha256": card.sha256,
                                 "evidence_statements": evidence})
     envelope = sign(stmt, key)
     ref = ctx.store.put(json.dumps(envelope, sort_keys=True, indent=2).encode(), "attestation")

@@ -104,29 +104,38 @@ def vetted_files(ctx: ForgeContext, packet: dict[str, Any]) -> tuple[list[tuple[
     return [(str(p), str(t)) for p, t in dict(bundle["files"]).items()], digest
 
 
-def vetted_provenance(ctx: ForgeContext, packet_sha256: str | None) -> dict[str, Any] | None:
-    """The vetted source of a build, for its attestation: origin, digest set and each file's digest."""
+def _bundle_of_packet(ctx: ForgeContext, packet_sha256: str | None) -> tuple[str, dict[str, Any]] | None:
+    """(digest, bundle) of a VET_PACKET's bundle; None for any other packet, or one that cannot be read (a record
+    made by hand)."""
     if not packet_sha256:
         return None
     try:
         packet = json.loads(ctx.store.get(packet_sha256))
     except (OSError, KeyError, ValueError):
-        return None  # no readable packet (a record made by hand): not a vetted build
+        return None
     if not isinstance(packet, dict) or packet.get("kind") != VET_PACKET:
         return None
-    bundle = load_bundle(ctx, str(packet["vet_bundle"]))
+    digest = str(packet["vet_bundle"])
+    return digest, load_bundle(ctx, digest)
+
+
+def vetted_provenance(ctx: ForgeContext, packet_sha256: str | None) -> dict[str, Any] | None:
+    """The vetted source of a build, for its attestation: origin, digest set and each file's digest."""
+    found = _bundle_of_packet(ctx, packet_sha256)
+    if found is None:
+        return None
+    digest, bundle = found
     return {"origin": bundle["origin"], "code_path": bundle["code_path"], "digest_set": bundle["digest_set"],
-            "digests": bundle["digests"], "tests_from": bundle["tests_from"], "bundle_sha256": packet["vet_bundle"]}
+            "digests": bundle["digests"], "tests_from": bundle["tests_from"], "bundle_sha256": digest}
 
 
 def reviewer_notes(ctx: ForgeContext, build: Any) -> str | None:
     """What a vetted build's third party wrote for reviewers (its SKILL.md), for the coach to read as data."""
-    if build.model != VETTED_BUILDER or not build.packet_sha256:
+    if build.model != VETTED_BUILDER:
         return None
     try:
-        packet = json.loads(ctx.store.get(str(build.packet_sha256)))
-        bundle = load_bundle(ctx, str(packet["vet_bundle"]))
-    except (OSError, KeyError, ValueError, LedgerRecordError):
+        found = _bundle_of_packet(ctx, build.packet_sha256)
+    except LedgerRecordError:
         return None
-    text = bundle.get("skill_md")
+    text = found[1].get("skill_md") if found is not None else None
     return str(text) if text else None

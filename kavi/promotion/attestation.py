@@ -116,6 +116,13 @@ def statement(*, subject_name: str, source_sha256: str, predicate: dict[str, Any
             "predicateType": PREDICATE_TYPE, "predicate": predicate}
 
 
+def signed_predicate(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The predicate of an envelope this home stored itself (read, not verified: verify_envelope checks one from
+    elsewhere)."""
+    predicate: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    return predicate
+
+
 def sign(stmt: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
     payload = json.dumps(stmt, sort_keys=True, separators=(",", ":"), default=str).encode()
     sig = key.sign(_pae(PAYLOAD_TYPE, payload))

@@ -61,16 +61,17 @@ class SkillResources:
                                   for path, data in sorted(files.items())]})
         return out
 
-    def index(self, served: Iterable[tuple[str, int]]) -> bytes:
-        return json.dumps({"skills": self.entries(served)}, indent=1).encode()
+    @staticmethod
+    def _index(entries: list[dict[str, Any]]) -> bytes:
+        return json.dumps({"skills": entries}, indent=1).encode()
 
     def listing(self, served: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
         """The resources/list entries: the index, then every file of every served skill."""
-        served = list(served)
-        index = self.index(served)
+        entries = self.entries(served)
+        index = self._index(entries)
         rows = [{"uri": INDEX_URI, "name": "skills index", "mimeType": "application/json", "size": len(index),
                  "_meta": {"digest": "sha256:" + hashlib.sha256(index).hexdigest()}}]
-        for entry in self.entries(served):
+        for entry in entries:
             for f in entry["files"]:
                 rows.append({"uri": f["uri"], "name": f"{entry['name']}/{f['path']}", "mimeType": _mime(f["path"]),
                              "size": f["size"], "_meta": {"digest": f["digest"], "version": entry["version"]}})
@@ -80,7 +81,7 @@ class SkillResources:
         """(content, MIME type) of a served skill's file or of the index; None for any other URI."""
         served = list(served)
         if uri == INDEX_URI:
-            return self.index(served), "application/json"
+            return self._index(self.entries(served)), "application/json"
         if not uri.startswith(SCHEME):
             return None
         skill, _, path = uri[len(SCHEME):].partition("/")

@@ -21,7 +21,6 @@ from kavi.skills.source import source_problem
 MAX_FILE_BYTES = 256 * 1024
 MAX_FILES = 64
 MAX_LINES = 5000  # a code file longer than this is refused (padding before a payload is a known scanner evasion)
-MAX_SKILL_MD_BYTES = 64 * 1024
 COMPILED_OR_ARCHIVED = (".pyc", ".pyo", ".pyd", ".so", ".dll", ".dylib", ".whl", ".egg", ".zip", ".tar", ".gz",
                         ".tgz", ".bz2", ".xz", ".7z", ".rar", ".jar", ".exe", ".bin")
 _MAGIC = {b"PK\x03\x04": "a zip archive", b"\x1f\x8b": "a gzip archive", b"\x7fELF": "an ELF binary",
@@ -54,7 +53,7 @@ class VetSource:
     code_path: str  # relative to the source: the file name, or scripts/<name>.py
     tests: dict[str, str] = field(default_factory=dict)  # relative path -> text
     description: str | None = None  # SKILL.md's description (data for a person and the coach, never instructions)
-    skill_md: str | None = None
+    skill_md: str | None = None  # SKILL.md as written (data for a person and the coach)
     frontmatter: dict[str, Any] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # relative path -> sha256 of every file
 
@@ -182,7 +181,8 @@ def read_skill_folder(folder: Path) -> VetSource:
             problems.append(f"{rel}: Python outside scripts/ and tests/ is not run, so it is not vetted")
     if problems:
         raise VetRefused(problems)
-    meta, body = _frontmatter(files["SKILL.md"].decode("utf-8"))
+    skill_md = files["SKILL.md"].decode("utf-8")
+    meta, _body = _frontmatter(skill_md)
     raw_name = meta.get("name")
     if not isinstance(raw_name, str) or not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", raw_name.strip()):
         raise VetRefused(["SKILL.md: its frontmatter `name` must be lowercase letters, digits and hyphens"])
@@ -203,7 +203,7 @@ def read_skill_folder(folder: Path) -> VetSource:
     if test_problems:
         raise VetRefused(test_problems)
     return VetSource("agent skill folder", name, files[script].decode("utf-8"), script, tests,
-                     description.strip() if isinstance(description, str) else None, body, meta,
+                     description.strip() if isinstance(description, str) else None, skill_md, meta,
                      {r: _digest(d) for r, d in files.items()})
 
 

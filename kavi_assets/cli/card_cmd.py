@@ -16,13 +16,12 @@ console = make_console()
 def version_promotion(ctx: Any, ref: str) -> Any:
     """The promotion of NAME@V, or of NAME's latest trusted version."""
     from kavi.ledger.records import LedgerRecordError
+    from kavi_assets.cli.reverify_cmd import parse_ref
 
-    name, _, version = ref.partition("@")
+    name, version = parse_ref(ref)
     ctx.records.require_proposal(name)
-    trusted = (ctx.records.trusted_version(name, int(version)) if version.isdigit()
+    trusted = (ctx.records.trusted_version(name, version) if version is not None
                else next(iter(ctx.records.trusted(name)), None))
-    if version and not version.isdigit():
-        raise LedgerRecordError(f"{ref!r}: a version is NAME@N (N a number)")
     if trusted is None:
         raise LedgerRecordError(f"{ref} is not a trusted version (kavi status {name})")
     promo = ctx.records.promotion_for_build(trusted.build_id)

@@ -29,13 +29,12 @@ def _resolve(ctx: Any, ref: str) -> _Side:
     """NAME@V: a trusted version; NAME: its latest build (the candidate a person is asked to approve)."""
     from kavi.forge.surfaces import version_surface
     from kavi.ledger.records import LedgerRecordError
+    from kavi_assets.cli.reverify_cmd import parse_ref
 
-    name, _, version = ref.partition("@")
+    name, version = parse_ref(ref)
     row = ctx.records.require_proposal(name)
-    if version:
-        if not version.isdigit():
-            raise LedgerRecordError(f"{ref!r}: a version is NAME@N (N a number)")
-        trusted = ctx.records.trusted_version(name, int(version))
+    if version is not None:
+        trusted = ctx.records.trusted_version(name, version)
         if trusted is None:
             raise LedgerRecordError(f"{name}@{version} was never trusted (kavi status {name} lists its versions)")
         promo = ctx.records.promotion_for_build(trusted.build_id)

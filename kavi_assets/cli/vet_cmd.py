@@ -80,11 +80,12 @@ def vet(
         _rejected_before_gates(source, problems, as_json, "the function does not have the proposal's shape")
     outcome = _vet(open_home(home), src, proposal, proposal_file)
     if as_json:
-        print_json(outcome)
-    code = _print(outcome, src.code_path) if not as_json else None
-    from kavi_assets.cli.outcome import forge_exit_status
+        from kavi_assets.cli.outcome import forge_exit_status
 
-    status = forge_exit_status(outcome) if code is None else code
+        print_json(outcome)
+        status = forge_exit_status(outcome)
+    else:
+        status = _print(outcome, src.code_path)
     if status:
         raise typer.Exit(status)
 
@@ -105,20 +106,11 @@ def _vet(h: Any, src: Any, proposal: Any, proposal_file: Path) -> dict[str, Any]
     shipped = shipped_tests(src, proposal)
     bundle = VetBundle(proposal.name, wrap(src, proposal), shipped or tests_from_examples(proposal),
                        "third party" if shipped else "examples", src.origin, src.code_path, src.digest_set(),
-                       src.digests, src.description, _skill_md_text(src))
+                       src.digests, src.description, src.skill_md)
     digest = store_bundle(ctx, bundle)
     out = forge_once(h, proposal.name, tags={"kavi/trigger": "vet", VET_TAG: digest}, again=True)
-    return {**out, "vetted": {"origin": src.origin, "code_path": src.code_path, "digest_set": src.digest_set(),
+    return {**out, "vetted": {"origin": src.origin, "code_path": src.code_path, "digest_set": bundle.digest_set,
                               "tests_from": bundle.tests_from, "bundle_sha256": digest}}
-
-
-def _skill_md_text(src: Any) -> str | None:
-    if src.skill_md is None:
-        return None
-    import yaml
-
-    body: str = src.skill_md
-    return "---\n" + yaml.safe_dump(src.frontmatter, sort_keys=False, allow_unicode=True) + "---\n" + body
 
 
 def _print(out: dict[str, Any], code_path: str) -> int:
