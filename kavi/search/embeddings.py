@@ -1,9 +1,9 @@
-"""Embeddings from an OpenAI-compatible `/embeddings` endpoint, parsed strictly (a bad answer is an error, never
-a vector of whatever came back)."""
+"""What turns text into vectors for search: the `Embedder` protocol, and embeddings from an OpenAI-compatible
+`/embeddings` endpoint, parsed strictly (a bad answer is an error, never a vector of whatever came back)."""
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -16,12 +16,38 @@ class EmbeddingError(RuntimeError):
     """The endpoint could not be reached or answered something that is not embeddings."""
 
 
+class Embedder(Protocol):
+    """Queries and passages to vectors. Models trained for it (E5) encode the two sides differently; `model_id`
+    names everything the vectors depend on, so stored vectors of another id are never mixed with new ones."""
+
+    model_id: str
+    label: str  # what `kavi search` and the README call it
+
+    def queries(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def passages(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
 class HttpEmbedder:
-    def __init__(self, base_url: str, model: str, *, timeout_s: float = 30.0, api_key: str | None = None) -> None:
+    """A configured endpoint (KAVI_EMBEDDINGS_URL, KAVI_EMBEDDINGS_MODEL); the prefixes mark a query and a passage
+    for models that expect them (E5: `query: ` and `passage: `)."""
+
+    def __init__(self, base_url: str, model: str, *, timeout_s: float = 30.0, api_key: str | None = None,
+                 query_prefix: str = "", passage_prefix: str = "") -> None:
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
         self.timeout_s = timeout_s
         self.api_key = api_key
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.model_id = f"endpoint|{self.url}|{model}|{query_prefix}|{passage_prefix}"
+        self.label = f"{model} at {self.url}"
+
+    def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return self([self.query_prefix + t for t in texts])
+
+    def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return self([self.passage_prefix + t for t in texts])
 
     def __call__(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []

@@ -11,6 +11,13 @@ from kavi.search.index import Hit, SearchConfig, open_index, schema_difference
 from kavi.search.same_task import SameTask, same_task, trusted_source
 
 FORCE_HINT = "kavi propose --force"
+# A close skill is worth a warning from this fraction of the refusal score (with embeddings, the calibrated scale
+# puts a close relative of another task near 0.6 and the same task in other words near 1.0).
+WARN_FRACTION = 0.75
+
+
+def warn_score(threshold: float) -> float:
+    return threshold * WARN_FRACTION
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
     hits = open_index(home, records, cfg).close_to(proposal, limit=limit)
     close = []
     for hit in hits:
-        if hit.score < cfg.duplicate_score / 2:
+        if hit.score < warn_score(cfg.duplicate_score):
             continue
         judged: SameTask | None = None
         if hit.score >= cfg.duplicate_score:

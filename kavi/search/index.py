@@ -1,23 +1,25 @@
 """The search index: trusted skills and proposals in a derived DuckDB file, ranked by BM25 (the `fts` extension)
-and, when an embedding endpoint is configured, by cosine similarity too (the `vss` extension's HNSW index).
+and by the cosine similarity of embeddings (the packaged model by default, a configured endpoint when one is set;
+vectors in the `vss` extension's HNSW index), the two rankings fused.
 
-The file is derived from the ledger and rebuilt whole when the ledger's trusted set or its proposals change (a
-few milliseconds for hundreds of skills): it is never a second source of truth, and deleting it loses nothing.
-It is written to a temporary file and renamed into place, so a reader sees the old index or the new one.
+The file is derived from the ledger and rebuilt whole when the ledger's trusted set or its proposals change: it is
+never a second source of truth, and deleting it loses nothing. It is written to a temporary file and renamed into
+place, so a reader sees the old index or the new one. A rebuild takes the vectors the old file holds for the same
+passage text and the same model (keyed by their digest) and computes only the new ones.
 
-Ranking is by BM25 (with embeddings: reciprocal rank fusion of the BM25 and the cosine rankings).
-
-Scores. BM25 is unbounded and depends on the corpus, so a threshold on it would mean nothing. Every document's
-BM25 score is divided by the score its own text gets as a query (its self-match, stored at build time): `score`
-1.0 means "matches this skill as well as the skill's own name, description, schema and examples do", 0 means no
-shared term. Values above 1 happen (a query repeating the skill's rarest terms) and are capped at 1. With
-embeddings the score is the mean of that and the cosine similarity (clipped at 0), still on 0..1.
+Scores. With embeddings, `score` is the calibrated cosine similarity of the query and the skill (see
+`Calibration`): a statement about meaning that does not depend on how long the skill's text is. With BM25 alone,
+it is the BM25 score divided by the score the skill's own text gets as a query (1.0: as close as the skill's own
+words), capped at 1; a one-line skill reaches 1.0 easily, which is why the duplicate guard never refuses on a
+score alone (kavi.search.same_task).
 """
 
+import hashlib
 import json
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,21 +30,29 @@ import duckdb
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
+from kavi.search.embeddings import Embedder
 from kavi.search.extensions import load_extension
 from kavi.settings import DEFAULT_DUPLICATE_SCORE, KaviSettings, load_settings
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 MAX_QUERY_CHARS = 1000  # a query from a person or an agent
 MAX_SPEC_QUERY_CHARS = 6000  # a proposal used as the query (its description alone may hold 4000)
 MAX_RESULTS = 50
-RRF_K = 60  # the usual constant of reciprocal rank fusion
 MAX_EXAMPLES_CHARS = 2000  # what of a spec's examples is indexed: enough for their words, not their bulk
 # The near-copy threshold, DEFAULT_DUPLICATE_SCORE, lives with the settings (the README gives the scores it was
 # chosen from); a warning starts at half of it.
 __all__ = ["DEFAULT_DUPLICATE_SCORE"]
-# BM25 per field, weighted: a word of the name or the description says more about what a skill does than a word
-# of its examples (a URL in an example made every query with "url" in it find the HTTP skill).
-FIELD_WEIGHTS = {"name_text": 3.0, "description": 2.0, "schema_text": 1.0, "examples_text": 0.25}
+# BM25 per field, weighted: the description says what a skill does; a name and field names are one person's
+# choice of words, and an example's words say least (a URL in an example made every query with "url" find the
+# HTTP skill).
+FIELD_WEIGHTS = {"description": 3.0, "name_text": 1.5, "schema_text": 0.75, "examples_text": 0.25}
+# How much of the fused score is meaning (the rest is words): the vectors read a task, BM25 catches rare exact
+# terms (a name, a number).
+FUSION_ALPHA = 0.9
+# A skill that shares no word with the query is listed only when its meaning is at least this close (on the
+# calibrated scale): below it sit the unrelated tasks of any corpus.
+MIN_MEANING = 0.3
+MAX_PASSAGE_CHARS = 1200  # what of a skill is embedded: its name, description and fields
 KINDS = ("skill", "proposal")  # one table and one BM25 index each: proposals do not move the skills' statistics
 
 
@@ -79,6 +89,15 @@ def _bm25_sql(kind: str, *, query: bool) -> str:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Numbers and symbols are terms ("a multiple of 11", "30 days", "x % y"): every symbol becomes a token of its own,
+# the tokenizer drops only whitespace and punctuation (its default drops everything but letters).
+_SYMBOL = re.compile(r"([^\w\s.,;:!?\"'`()\[\]{}])")
+FTS_IGNORE = r"""[\s.,;:!?"'`()\[\]{}]+"""
+
+
+def lexical(text: str) -> str:
+    """Text as the BM25 index reads it: underscores split words, each symbol stands alone."""
+    return _SYMBOL.sub(r" \1 ", text.replace("_", " "))
 
 
 class SearchError(ValueError):
@@ -86,19 +105,39 @@ class SearchError(ValueError):
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """How an embedder's cosine similarities map onto the 0..1 score: `floor` is where unrelated tasks sit (0),
+    `ceiling` where the same task in other words sits (1). E5's cosines crowd into 0.75..0.95, so its raw value
+    would say "close" of everything; the packaged model's constants are measured on HumanEval and MBPP by
+    benchmarks/duplicate_guard.py (README, "Search"). An endpoint's model is taken as it is (0 and 1)."""
+
+    floor: float = 0.0
+    ceiling: float = 1.0
+
+    def score(self, cosine: float) -> float:
+        return min(1.0, max(0.0, (cosine - self.floor) / (self.ceiling - self.floor)))
+
+
+@dataclass(frozen=True)
 class SearchConfig:
-    """KAVI_SEARCH_DUPLICATE_SCORE (0..1, see the module's note on scores) and the optional embedding endpoint:
-    KAVI_EMBEDDINGS_URL (an OpenAI-compatible base URL, `/embeddings` is appended) and KAVI_EMBEDDINGS_MODEL."""
+    """The search settings: KAVI_SEARCH_DUPLICATE_SCORE (0..1, see the module's note on scores), the embedder
+    (KAVI_SEARCH_EMBEDDER: the packaged model, or none for BM25 alone) or a configured endpoint that wins over it
+    (KAVI_EMBEDDINGS_URL, KAVI_EMBEDDINGS_MODEL and the query and passage prefixes the model expects)."""
 
     duplicate_score: float = DEFAULT_DUPLICATE_SCORE
     embeddings_url: str | None = None
     embeddings_model: str | None = None
     timeout_s: float = 30.0
+    embedder: str = "packaged"
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     @classmethod
     def from_settings(cls, settings: KaviSettings) -> "SearchConfig":
         """The search settings (checked by the settings: a score from 0 to 1, an http(s) URL with its model)."""
-        return cls(settings.search_duplicate_score, settings.embeddings_url, settings.embeddings_model)
+        return cls(settings.search_duplicate_score, settings.embeddings_url, settings.embeddings_model,
+                   embedder=settings.search_embedder, query_prefix=settings.embeddings_query_prefix,
+                   passage_prefix=settings.embeddings_passage_prefix)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SearchConfig":
@@ -106,13 +145,10 @@ class SearchConfig:
         return cls.from_settings(load_settings(environ))
 
     @property
-    def mode(self) -> str:
-        return "bm25+vector" if self.embeddings_url else "bm25"
-
-    @property
     def tag(self) -> str:
-        """What of the configuration the index depends on (a different embedding model means a rebuild)."""
-        return f"{self.embeddings_url or ''}|{self.embeddings_model or ''}"
+        """What of the configuration the index depends on (another embedder means a rebuild)."""
+        return f"{self.embeddings_url or ''}|{self.embeddings_model or ''}|{self.embedder}|{self.query_prefix}|" \
+               f"{self.passage_prefix}"
 
 
 @dataclass(frozen=True)
@@ -145,8 +181,17 @@ class Doc:
 
     @property
     def text(self) -> str:
-        """The document as one query (its self-match), and what an embedding is made of."""
+        """The document as one query (its self-match)."""
         return " ".join(x for x in (self.name_text, self.description, self.schema_text, self.examples_text) if x)
+
+    @property
+    def passage(self) -> str:
+        """What is embedded: the task in words first, then the name and the fields (never the examples: their
+        values say little of the task and cost the encoder most)."""
+        fields = ", ".join(n.replace("_", " ") for n, _ in (*self.inputs, *self.outputs))
+        text = f"{self.description.strip()} ({self.name_text}; {fields})" if fields else \
+            f"{self.description.strip()} ({self.name_text})"
+        return " ".join(text.split())[:MAX_PASSAGE_CHARS]
 
     @classmethod
     def from_spec(cls, kind: str, spec: Mapping[str, Any], version: int | None = None) -> "Doc":
@@ -170,6 +215,15 @@ class Doc:
 
 
 @dataclass(frozen=True)
+class Query:
+    """What a search looks for: the text BM25 reads and the text the embedder encodes as a query (a proposal's
+    passage, so a proposal and a skill are encoded alike; a person's words as they are)."""
+
+    text: str
+    semantic: str
+
+
+@dataclass(frozen=True)
 class Hit:
     kind: str
     name: str
@@ -178,20 +232,24 @@ class Hit:
     description: str
     score: float  # 0..1 (see the module's note)
     bm25: float
-    similarity: float | None
+    similarity: float | None  # the raw cosine similarity (None without embeddings)
     inputs: tuple[tuple[str, str], ...] = ()
     outputs: tuple[tuple[str, str], ...] = ()
+    reason: str | None = None  # the model's, when it re-ranked the results
 
     @property
     def ref(self) -> str:
         return self.name if self.version is None else f"{self.name}@{self.version}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "version": self.version, "score": round(self.score, 4),
-                "bm25": round(self.bm25, 4),
-                "similarity": None if self.similarity is None else round(self.similarity, 4),
-                "side_effect_class": self.side_effect_class, "description": self.description,
-                "inputs": {n: t for n, t in self.inputs}, "outputs": {n: t for n, t in self.outputs}}
+        out = {"kind": self.kind, "name": self.name, "version": self.version, "score": round(self.score, 4),
+               "bm25": round(self.bm25, 4),
+               "similarity": None if self.similarity is None else round(self.similarity, 4),
+               "side_effect_class": self.side_effect_class, "description": self.description,
+               "inputs": {n: t for n, t in self.inputs}, "outputs": {n: t for n, t in self.outputs}}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
 
 
 def clean_query(text: str, limit: int = MAX_QUERY_CHARS) -> str:
@@ -229,7 +287,47 @@ def ledger_docs(records: ForgeRecords) -> tuple[tuple[Any, ...], list[Doc]]:
     return (INDEX_FORMAT, *mark, *(prop or ())), docs
 
 
-Embedder = Any  # a callable: list of texts -> list of vectors (kavi.search.embeddings.HttpEmbedder)
+# One read-only connection per index file, kept by the process while the file stays the same (opening one and
+# loading the two extensions costs more than a query). DuckDB shares one database instance per path within a
+# process, so a connection to a replaced file must be closed before the path is opened again, or the new
+# connection would read the old file: every connection to an index goes through here, under the lock.
+_readers: dict[Path, tuple[tuple[int, int, int], duckdb.DuckDBPyConnection, set[str]]] = {}
+_readers_lock = threading.RLock()
+
+
+def _reader(path: Path, *, vss: bool) -> duckdb.DuckDBPyConnection:
+    """The kept connection to `path` as the file is now (call with _readers_lock held); OSError: no file."""
+    stat = path.stat()
+    mark = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    kept = _readers.get(path)
+    if kept is None or kept[0] != mark:
+        _drop_reader(path)
+        con = duckdb.connect(str(path), read_only=True)
+        kept = (mark, con, set())
+        _readers[path] = kept
+    _, con, loaded = kept
+    for name in ("fts", "vss") if vss else ("fts",):
+        if name not in loaded:
+            load_extension(con, name)
+            loaded.add(name)
+    return con
+
+
+def _drop_reader(path: Path) -> None:
+    with _readers_lock:
+        kept = _readers.pop(path, None)
+        if kept is not None:
+            kept[1].close()
+
+
+def _vector_text(vector: Sequence[float]) -> str:
+    """A vector as one text parameter DuckDB casts to an array: a Python list parameter costs DuckDB a look for
+    pandas per element (a failed import each time, when pandas is not installed)."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def _vector_key(model_id: str, passage: str) -> str:
+    return hashlib.sha256(f"{model_id}\0{passage}".encode()).hexdigest()
 
 
 @dataclass
@@ -240,7 +338,10 @@ class SearchIndex:
     records: ForgeRecords
     config: SearchConfig = field(default_factory=SearchConfig)
     embedder: Embedder | None = None
+    calibration: Calibration = field(default_factory=Calibration)
+    note: str | None = None  # why there are no embeddings, when the configuration asked for them
     rebuilds: int = 0
+    embedded: int = 0  # passages encoded by the last build (the others were reused)
 
     @property
     def path(self) -> Path:
@@ -248,25 +349,35 @@ class SearchIndex:
 
     @property
     def mode(self) -> str:
-        return self.config.mode
+        return "bm25+vector" if self.embedder is not None else "bm25"
+
+    @property
+    def describe(self) -> str:
+        """One line for a person: how the results are ranked."""
+        if self.embedder is None:
+            return "BM25 only" + (f" ({self.note})" if self.note else "")
+        return f"BM25 and meaning ({self.embedder.label}), fused"
 
     def _signature_text(self, signature: tuple[Any, ...]) -> str:
-        return json.dumps([*signature, self.config.tag], default=str)
+        model = self.embedder.model_id if self.embedder is not None else ""
+        return json.dumps([*signature, self.config.tag, model], default=str)
 
     def _stored_signature(self) -> str | None:
-        if not self.path.exists():
-            return None
         try:
-            con = duckdb.connect(str(self.path), read_only=True)
-        except duckdb.Error:
+            with _readers_lock:
+                row = self._reader().execute("SELECT value FROM meta WHERE key = 'signature'").fetchone()
+        except (OSError, duckdb.Error):  # no file yet, or one that is not an index: it is rebuilt
             return None
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'signature'").fetchone()
-        except duckdb.Error:
-            return None
-        finally:
-            con.close()
         return str(row[0]) if row else None
+
+    def _stored_vectors(self) -> dict[str, list[float]]:
+        """The vectors the current file holds, by key (none when it cannot be read: they are recomputed)."""
+        try:
+            with _readers_lock:
+                rows = _reader(self.path, vss=False).execute("SELECT vkey, vec FROM vecs").fetchall()
+        except (OSError, duckdb.Error):
+            return {}
+        return {str(k): list(v) for k, v in rows}
 
     def ensure(self) -> bool:
         """Rebuild the index if the ledger moved since it was built; True when it was rebuilt."""
@@ -279,23 +390,43 @@ class SearchIndex:
 
     def _build(self, docs: Sequence[Doc], signature: str) -> None:
         self.home.root.mkdir(parents=True, exist_ok=True)
+        vectors = self._vectors(docs)
         fd, tmp = tempfile.mkstemp(dir=self.home.root, prefix=".search-", suffix=".duckdb")
         os.close(fd)
         os.unlink(tmp)  # DuckDB creates the file itself
         try:
             con = duckdb.connect(tmp)
             try:
-                self._fill(con, docs, signature)
+                self._fill(con, docs, signature, vectors)
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
-            os.replace(tmp, self.path)
+            with _readers_lock:
+                _drop_reader(self.path)
+                os.replace(tmp, self.path)
         finally:
             for leftover in (Path(tmp), Path(tmp + ".wal")):
                 leftover.unlink(missing_ok=True)
         self.rebuilds += 1
 
-    def _fill(self, con: duckdb.DuckDBPyConnection, docs: Sequence[Doc], signature: str) -> None:
+    def _vectors(self, docs: Sequence[Doc]) -> dict[str, tuple[str, list[float]]]:
+        """Each document's (key, vector): stored ones reused, the others encoded as passages in one batch."""
+        self.embedded = 0
+        if self.embedder is None or not docs:
+            return {}
+        keys = {d.doc_id: _vector_key(self.embedder.model_id, d.passage) for d in docs}
+        stored = self._stored_vectors()
+        missing = [d for d in docs if keys[d.doc_id] not in stored]
+        if missing:
+            fresh = self.embedder.passages([d.passage for d in missing])
+            if len(fresh) != len(missing):
+                raise SearchError(f"the embedder returned {len(fresh)} vectors for {len(missing)} passages")
+            stored.update({keys[d.doc_id]: v for d, v in zip(missing, fresh, strict=True)})
+            self.embedded = len(missing)
+        return {d.doc_id: (keys[d.doc_id], stored[keys[d.doc_id]]) for d in docs}
+
+    def _fill(self, con: duckdb.DuckDBPyConnection, docs: Sequence[Doc], signature: str,
+              vectors: Mapping[str, tuple[str, list[float]]]) -> None:
         load_extension(con, "fts")
         con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
         for kind in KINDS:
@@ -304,111 +435,137 @@ class SearchIndex:
             con.execute(f"CREATE TABLE {table} (doc_id VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, "
                         "version INTEGER, side_effect_class VARCHAR, name_text VARCHAR, description VARCHAR, "
                         "schema_text VARCHAR, examples_text VARCHAR, inputs_json VARCHAR, outputs_json VARCHAR, "
-                        "self_score DOUBLE)")
+                        "self_score DOUBLE, shown_description VARCHAR)")
             if not mine:
                 continue
-            con.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                            [[d.doc_id, d.kind, d.name, d.version, d.side_effect_class, d.name_text, d.description,
-                              d.schema_text, d.examples_text, json.dumps(d.inputs), json.dumps(d.outputs)]
-                             for d in mine])
+            con.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                            [[d.doc_id, d.kind, d.name, d.version, d.side_effect_class, lexical(d.name_text),
+                              lexical(d.description), lexical(d.schema_text), lexical(d.examples_text),
+                              json.dumps(d.inputs), json.dumps(d.outputs), d.description] for d in mine])
+            ignore = FTS_IGNORE.replace("'", "''")
             con.execute(f"PRAGMA create_fts_index('{table}', 'doc_id', 'name_text', 'description', 'schema_text', "
-                        "'examples_text', stemmer = 'porter', stopwords = 'english', overwrite = 1)")
+                        f"'examples_text', stemmer = 'porter', stopwords = 'english', ignore = '{ignore}', "
+                        "overwrite = 1)")
             selfs = con.execute(_bm25_sql(kind, query=False)).fetchall()
             con.executemany(f"UPDATE {table} SET self_score = ? WHERE doc_id = ?", [[r[1], r[0]] for r in selfs])
         con.execute("INSERT INTO meta VALUES ('signature', ?), ('mode', ?), ('count', ?)",
                     [signature, self.mode, str(len(docs))])
-        if self.embedder is not None and docs:
-            self._fill_vectors(con, docs)
+        if vectors:
+            self._fill_vectors(con, vectors)
 
-    def _fill_vectors(self, con: duckdb.DuckDBPyConnection, docs: Sequence[Doc]) -> None:
-        vectors = self.embedder([d.text for d in docs]) if self.embedder is not None else []
-        dim = len(vectors[0])
+    @staticmethod
+    def _fill_vectors(con: duckdb.DuckDBPyConnection, vectors: Mapping[str, tuple[str, list[float]]]) -> None:
+        dims = {len(v) for _, v in vectors.values()}
+        if len(dims) != 1:
+            raise SearchError("the embedder's vectors differ in size: delete the search index to rebuild it")
+        dim = dims.pop()
         load_extension(con, "vss")
         con.execute("SET hnsw_enable_experimental_persistence = true")
-        con.execute(f"CREATE TABLE vecs (doc_id VARCHAR PRIMARY KEY, vec FLOAT[{dim}])")
-        con.executemany("INSERT INTO vecs VALUES (?, ?)", [[d.doc_id, v] for d, v in zip(docs, vectors, strict=True)])
+        con.execute(f"CREATE TABLE vecs (doc_id VARCHAR PRIMARY KEY, vkey VARCHAR, vec FLOAT[{dim}])")
+        items = list(vectors.items())
+        con.execute(f"INSERT INTO vecs SELECT unnest(?), unnest(?), unnest(?)::FLOAT[{dim}]",
+                    [[doc for doc, _ in items], [k for _, (k, _) in items], [_vector_text(v) for _, (_, v) in items]])
         con.execute("CREATE INDEX vecs_hnsw ON vecs USING HNSW (vec) WITH (metric = 'cosine')")
         con.execute("INSERT INTO meta VALUES ('dim', ?)", [str(dim)])
 
     def search(self, query: str, *, kinds: Sequence[str] = ("skill",), limit: int = 10,
-               exclude: Sequence[str] = (), _limit_chars: int = MAX_QUERY_CHARS) -> list[Hit]:
-        """The best `limit` documents of the given kinds for `query`, best first; only those sharing a term with
-        it (or, with embeddings, every document, ranked by the combined score)."""
-        text = clean_query(query, _limit_chars)
+               exclude: Sequence[str] = ()) -> list[Hit]:
+        """The best `limit` documents of the given kinds for a person's `query`, best first."""
+        text = clean_query(query, MAX_QUERY_CHARS)
         self.ensure()
-        return self.query(text, kinds=kinds, limit=limit, exclude=exclude)
+        return self.query(Query(text, text), kinds=kinds, limit=limit, exclude=exclude)
 
     def build(self, docs: Sequence[Doc], label: str) -> None:
         """Build the index from `docs` rather than the ledger (a benchmark's corpus); `search` would rebuild it
         from the ledger, `query` uses it as it is."""
         self._build(docs, label)
 
-    def query(self, text: str, *, kinds: Sequence[str] = ("skill",), limit: int = 10,
+    def query(self, q: "Query | str", *, kinds: Sequence[str] = ("skill",), limit: int = 10,
               exclude: Sequence[str] = ()) -> list[Hit]:
-        """`search` on the index as it stands (`text` already cleaned and bounded)."""
+        """`search` on the index as it stands (the text already cleaned and bounded). Every document sharing a
+        term with the query, and with embeddings the nearest by meaning, ranked by the fused score."""
+        if isinstance(q, str):
+            q = Query(q, q)
         limit = max(1, min(int(limit), MAX_RESULTS))
-        qvec = self.embedder([text])[0] if self.embedder is not None else None
-        con = duckdb.connect(str(self.path), read_only=True)
-        try:
-            load_extension(con, "fts")
+        qvec = self.embedder.queries([q.semantic])[0] if self.embedder is not None else None
+        with _readers_lock:
+            con = self._reader()
             rows = []
             for kind in (k for k in KINDS if k in kinds):
                 count = con.execute(f"SELECT count(*) FROM docs_{kind}").fetchone()
                 if count and count[0]:
                     rows += con.execute(
                         f"WITH scores AS ({_bm25_sql(kind, query=True)}) "
-                        "SELECT kind, name, version, side_effect_class, description, inputs_json, outputs_json, "
-                        f"self_score, s.score, doc_id FROM docs_{kind} d LEFT JOIN scores s(doc, score) "
-                        "ON s.doc = d.doc_id", [text]).fetchall()
-            if not rows:
-                return []
-            sims: dict[str, float] = {}
-            if qvec is not None:
-                load_extension(con, "vss")
-                dim_row = con.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
-                dim = int(dim_row[0]) if dim_row else len(qvec)
-                if len(qvec) != dim:
-                    raise SearchError(f"the embedding endpoint returned {len(qvec)} dimensions for the query; the "
-                                      f"index holds {dim}: delete {self.path.name} to rebuild it")
-                rows_v = con.execute(
-                    f"SELECT doc_id, array_cosine_similarity(vec, ?::FLOAT[{dim}]) FROM vecs "
-                    f"ORDER BY array_cosine_distance(vec, ?::FLOAT[{dim}]) LIMIT {MAX_RESULTS}",
-                    [qvec, qvec]).fetchall()
-                sims = {str(r[0]): float(r[1]) for r in rows_v}
-        finally:
-            con.close()
+                        "SELECT kind, name, version, side_effect_class, shown_description, inputs_json, "
+                        f"outputs_json, self_score, s.score, doc_id FROM docs_{kind} d LEFT JOIN scores s(doc, "
+                        "score) ON s.doc = d.doc_id", [lexical(q.text)]).fetchall()
+            sims = self._similarities(con, qvec) if qvec is not None and rows else {}
+        return self._rank(rows, sims, qvec is not None, kinds, exclude, limit)
+
+    def _reader(self) -> duckdb.DuckDBPyConnection:
+        return _reader(self.path, vss=self.embedder is not None)
+
+    def close(self) -> None:
+        """Close the process's kept connection to this index file (the next query opens it again)."""
+        _drop_reader(self.path)
+
+    def _similarities(self, con: duckdb.DuckDBPyConnection, qvec: list[float]) -> dict[str, float]:
+        """The cosine similarity of the nearest documents (the HNSW index's candidates)."""
+        dim_row = con.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+        if dim_row is None:
+            return {}
+        dim = int(dim_row[0])
+        if len(qvec) != dim:
+            raise SearchError(f"the embedder returned {len(qvec)} dimensions for the query; the index holds "
+                              f"{dim}: delete {self.path.name} to rebuild it")
+        vec = _vector_text(qvec)
+        rows = con.execute(
+            f"SELECT doc_id, array_cosine_similarity(vec, ?::FLOAT[{dim}]) FROM vecs "
+            f"ORDER BY array_cosine_distance(vec, ?::FLOAT[{dim}]) LIMIT {MAX_RESULTS * 2}", [vec, vec]).fetchall()
+        return {str(r[0]): float(r[1]) for r in rows}
+
+    def _rank(self, rows: list[Any], sims: Mapping[str, float], vectors: bool, kinds: Sequence[str],
+              exclude: Sequence[str], limit: int) -> list[Hit]:
+        """The best `limit` rows as hits. Without vectors BM25 itself ranks (its length normalisation is what
+        ranking needs) and `score` says how close. With vectors, a convex combination of the meaning (the
+        similarity on the calibrated scale) and the words (BM25 over this query's best BM25) ranks: ranks alone
+        (reciprocal rank fusion) would throw away how far apart two candidates are."""
+        relevant = {doc for doc, sim in sims.items() if self.calibration.score(sim) >= MIN_MEANING}
+        kept = [r for r in rows if r[0] in kinds and r[1] not in exclude and (r[8] or r[9] in relevant)]
+        top = max((float(r[8] or 0.0) for r in kept), default=0.0) or 1.0
+        cal = self.calibration
+
+        def order(r: Any) -> tuple[float, str]:
+            if not vectors:
+                return -float(r[8] or 0.0), r[1]
+            sim = sims.get(r[9])
+            meaning = (sim - cal.floor) / (cal.ceiling - cal.floor) if sim is not None else 0.0
+            return -(FUSION_ALPHA * meaning + (1 - FUSION_ALPHA) * float(r[8] or 0.0) / top), r[1]
+
         hits: list[Hit] = []
-        for kind, name, version, sec, desc, ins, outs, self_score, bm25, doc_id in rows:
-            if kind not in kinds or name in exclude:
-                continue
-            sim = sims.get(doc_id) if qvec is not None else None
-            if not bm25 and sim is None:
-                continue
+        for kind, name, version, sec, desc, ins, outs, self_score, bm25, doc_id in sorted(kept, key=order)[:limit]:
             raw = float(bm25 or 0.0)
-            lexical = min(1.0, raw / self_score) if self_score else 0.0
-            score = lexical if qvec is None else (lexical + max(0.0, sim or 0.0)) / 2
+            sim = sims.get(doc_id)
+            if vectors:
+                score = cal.score(sim) if sim is not None else 0.0
+            else:
+                score = min(1.0, raw / self_score) if self_score else 0.0
             hits.append(Hit(kind, name, version, sec, desc, score, raw, sim,
                             tuple(tuple(x) for x in json.loads(ins)), tuple(tuple(x) for x in json.loads(outs))))
-        if qvec is None:
-            # BM25 itself ranks (its length normalisation is what ranking needs); `score` says how close.
-            hits.sort(key=lambda h: (-h.bm25, -h.score, h.name))
-        else:
-            # Reciprocal rank fusion of the lexical and the vector ranking: neither scale has to match the other.
-            lex = {h.name: i for i, h in enumerate(sorted(hits, key=lambda h: (-h.bm25, h.name)))}
-            vec = {h.name: i for i, h in enumerate(sorted(hits, key=lambda h: (-(h.similarity or 0.0), h.name)))}
-            hits.sort(key=lambda h: (-(1 / (RRF_K + lex[h.name]) + 1 / (RRF_K + vec[h.name])), h.name))
-        return hits[:limit]
+        return hits
 
     def close_to(self, proposal: Proposal, limit: int = 3) -> list[Hit]:
         """Trusted skills close to a proposal (its own name excluded: re-proposing a skill revises it)."""
-        return self.search(spec_query(proposal), limit=limit, exclude=(proposal.name,),
-                           _limit_chars=MAX_SPEC_QUERY_CHARS)
+        self.ensure()
+        return self.query(spec_query(proposal), limit=limit, exclude=(proposal.name,))
 
 
-def spec_query(proposal: Proposal | Mapping[str, Any]) -> str:
-    """A proposal as a query: its name, description, fields and examples, as the index holds a skill."""
+def spec_query(proposal: Proposal | Mapping[str, Any]) -> Query:
+    """A proposal as a query: its name, description, fields and examples for BM25 (as the index holds a skill),
+    its passage for the embedder."""
     spec = proposal.model_dump(mode="json") if isinstance(proposal, Proposal) else proposal
-    return clean_query(Doc.from_spec("proposal", spec).text[:MAX_SPEC_QUERY_CHARS], MAX_SPEC_QUERY_CHARS)
+    doc = Doc.from_spec("proposal", spec)
+    return Query(clean_query(doc.text[:MAX_SPEC_QUERY_CHARS], MAX_SPEC_QUERY_CHARS), doc.passage or doc.name_text)
 
 
 def schema_difference(proposal: Proposal, hit: Hit) -> str:
@@ -433,12 +590,29 @@ def schema_difference(proposal: Proposal, hit: Hit) -> str:
     return "; ".join(parts)
 
 
+
+
+# The packaged model's calibration (see Calibration): the median cosine of a proposal to the skills of the corpus
+# (unrelated tasks) and the median cosine of a proposal to the skill it re-invents, on the development set of
+# benchmarks/search_hit_rate.py.
+PACKAGED_CALIBRATION = Calibration(floor=0.815, ceiling=0.904)
+
+
 def open_index(home: KaviHome, records: ForgeRecords, config: SearchConfig | None = None) -> SearchIndex:
-    """The home's index with the configured embedder (none without KAVI_EMBEDDINGS_URL: BM25 only)."""
+    """The home's index with the configured embedder: an endpoint when KAVI_EMBEDDINGS_URL is set, else the
+    packaged model unless KAVI_SEARCH_EMBEDDER=none or it cannot run here (then BM25 alone, with the reason)."""
     cfg = config or SearchConfig.from_env()
-    embedder = None
     if cfg.embeddings_url:
         from kavi.search.embeddings import HttpEmbedder
 
-        embedder = HttpEmbedder(cfg.embeddings_url, cfg.embeddings_model or "", timeout_s=cfg.timeout_s)
-    return SearchIndex(home, records, cfg, embedder)
+        return SearchIndex(home, records, cfg, HttpEmbedder(
+            cfg.embeddings_url, cfg.embeddings_model or "", timeout_s=cfg.timeout_s, query_prefix=cfg.query_prefix,
+            passage_prefix=cfg.passage_prefix))
+    if cfg.embedder == "none":
+        return SearchIndex(home, records, cfg, note="KAVI_SEARCH_EMBEDDER=none")
+    from kavi.search import packaged
+
+    why = packaged.unavailable()
+    if why is not None:
+        return SearchIndex(home, records, cfg, note=why)
+    return SearchIndex(home, records, cfg, packaged.PackagedEmbedder(), PACKAGED_CALIBRATION)

@@ -40,8 +40,9 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
     "required": ["query"],
     "additionalProperties": False,
 }
-SEARCH_DESCRIPTION = ("Search the forge's trusted skills by what they do (BM25 over names, descriptions, schemas and "
-                      "examples). Look here before asking for a new skill: a close match can be called as a tool.")
+SEARCH_DESCRIPTION = ("Search the forge's trusted skills by what they do, in your own words (by meaning and by "
+                      "words, as `kavi search` ranks). Look here before asking for a new skill: a close match can be "
+                      "called as a tool.")
 
 
 @dataclass(frozen=True)

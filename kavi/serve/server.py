@@ -251,7 +251,7 @@ class SkillToolServer:
             return _error(f"search failed: {type(exc).__name__}: {self._relative(str(exc))}")
         served = {spec.ref: name for name, spec in self.catalog.tools.items()}
         results = [{**h.to_dict(), "tool": served.get(h.ref)} for h in hits]
-        body = {"mode": self._search.mode, "results": results}
+        body = {"mode": self._search.mode, "ranking": self._search.describe, "results": results}
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(body))],
                                     structuredContent=body, isError=False)
 

@@ -241,16 +241,39 @@ _LEDGER_READERS = ("registry and trusted files", "stale runs", "abandoned attemp
                    "re-verification", "suspect versions")
 
 
+def _search() -> Check:
+    """How `kavi search` and the duplicate guard rank: by meaning and words, or by words alone (and why)."""
+    from kavi.search import packaged
+    from kavi.search.index import SearchConfig
+    from kavi.settings_parsers import ConfigError
+
+    try:
+        config = SearchConfig.from_env()
+    except ConfigError as err:
+        return Check("search", "warn", f"not checked: {err}", "fix the named KAVI_* variable")
+    if config.embeddings_url:
+        return Check("search", "ok", f"BM25 and the embedding endpoint {config.embeddings_url} "
+                                     f"({config.embeddings_model})")
+    if config.embedder == "none":
+        return Check("search", "ok", "BM25 only (KAVI_SEARCH_EMBEDDER=none)")
+    why = packaged.unavailable()
+    if why is not None:
+        return Check("search", "warn", f"BM25 only: {why}",
+                     "pip install -e . on an x86-64 Linux machine with AVX2, or set KAVI_EMBEDDINGS_URL")
+    return Check("search", "ok", f"BM25 and {packaged.MODEL} (packaged, in process)")
+
+
 def run_checks(home: KaviHome) -> list[Check]:
     ledger = _ledger(home)
     if ledger.status == "fail" and "schema version" not in ledger.detail:
         skipped = {name: Check(name, "warn", "not checked: the ledger cannot be read (the ledger line says what "
                                "to do)") for name in _LEDGER_READERS}
         return [_config(), _writable(home), ledger, skipped["registry and trusted files"], _endpoint(), *_tools(),
-                _sandbox(), _runtime_sandbox(), _dagster(home), skipped["stale runs"], skipped["abandoned attempts"],
-                skipped["leaked sandboxes"], _log(home), skipped["re-verification"], skipped["suspect versions"]]
+                _sandbox(), _runtime_sandbox(), _search(), _dagster(home), skipped["stale runs"],
+                skipped["abandoned attempts"], skipped["leaked sandboxes"], _log(home), skipped["re-verification"],
+                skipped["suspect versions"]]
     return [_config(), _writable(home), ledger, _trust(home), _endpoint(), *_tools(), _sandbox(),
-            _runtime_sandbox(), _dagster(home),
+            _runtime_sandbox(), _search(), _dagster(home),
             *_sweep_checks(home), _log(home), *_ground_checks(home)]
 
 

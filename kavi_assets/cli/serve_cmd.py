@@ -139,8 +139,8 @@ def search(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     home: HomeOpt = None,
 ) -> None:
-    """Rank trusted skills by how well they match QUERY (BM25 over names, descriptions, schemas and examples;
-    plus vector similarity when KAVI_EMBEDDINGS_URL is set). Score 1.0: as close as the skill's own text."""
+    """Rank trusted skills by how well they match QUERY: by meaning (the packaged embedding model, or the endpoint
+    KAVI_EMBEDDINGS_URL names) and by words (BM25 over descriptions, names, fields and examples), fused."""
     from kavi.ledger.records import ForgeRecords
     from kavi.ledger.store import Ledger
     from kavi.search.embeddings import EmbeddingError
@@ -155,11 +155,12 @@ def search(
     except (SearchError, ExtensionMissing, EmbeddingError) as err:
         _fail(str(err))
     if as_json:
-        typer.echo(json.dumps({"mode": index.mode, "query": query, "results": [x.to_dict() for x in hits]},
-                              indent=2))
+        typer.echo(json.dumps({"mode": index.mode, "ranking": index.describe, "query": query,
+                               "results": [x.to_dict() for x in hits]}, indent=2))
         return
-    note = "BM25 only (no KAVI_EMBEDDINGS_URL)" if index.mode == "bm25" else "BM25 and vector similarity"
-    console.print(f"[dim]{note}; score 1.0 = as close as the skill's own text[/]", highlight=False)
+    scale = "score 1.0 = as close as the skill's own text" if index.mode == "bm25" else \
+        "score 0 = an unrelated task, 1.0 = the same task in other words"
+    console.print(f"[dim]{escape(index.describe)}; {scale}[/]", highlight=False)
     if not hits:
         console.print("no trusted skill shares a term with the query", highlight=False)
     for x in hits:

@@ -154,7 +154,11 @@ def test_search_skills_tool_names_the_tool_to_call(kavi_home: KaviHome) -> None:
     server = _server(kavi_home)
     found = server.call(SEARCH_TOOL, {"query": "how many words does this text have", "limit": 3}, "mcp:t/1")
     assert not found.isError and found.structuredContent is not None
-    assert found.structuredContent["mode"] == "bm25"
+    # The same search as `kavi search`: by meaning and words with the packaged model where it runs.
+    from kavi.search import packaged
+
+    wanted = "bm25" if packaged.unavailable() else "bm25+vector"
+    assert found.structuredContent["mode"] == wanted and found.structuredContent["ranking"].startswith("BM25")
     top = found.structuredContent["results"][0]
     assert top["name"] == "word_count" and top["tool"] == "word_count" and 0 < top["score"] <= 1
     note = server.call(SEARCH_TOOL, {"query": "write a markdown note"}, "mcp:t/1")

