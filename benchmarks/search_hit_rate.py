@@ -243,15 +243,37 @@ def evaluate(index: SearchIndex, label: str, dev: list[tuple[str, dict[str, Any]
     return test_t
 
 
+class CopiedVectors:
+    """An embedder for the grown corpus: a copy's passage gets its original's stored vector (encoding 10,000
+    passages is not what is measured here; the index and the query are). Queries are encoded for real."""
+
+    def __init__(self, inner: Any, by_passage: dict[str, list[float]]) -> None:
+        self.inner, self.by_passage = inner, by_passage
+        self.model_id, self.label = inner.model_id + "|copies", inner.label
+
+    def queries(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.queries(texts)  # type: ignore[no-any-return]
+
+    def passages(self, texts: list[str]) -> list[list[float]]:
+        return [self.by_passage[t] for t in texts]
+
+
 def scale_latency(index: SearchIndex, docs: list[Doc], n: int, cases: list[tuple[str, dict[str, Any], str]]) -> None:
-    """Query time at n skills: the corpus repeated under other names (vectors reused from the corpus, so only the
-    index grows, not the encoding work) until it holds n."""
+    """Query time at n skills: the corpus repeated under other names until it holds n."""
     rng = random.Random(7)
     grown = list(docs)
+    source: dict[str, Doc] = {}
     while len(grown) < n:
         d = docs[len(grown) % len(docs)]
-        grown.append(replace(d, name=f"{d.name}_v{len(grown)}", description=d.description + " " + rng.choice(
-            ["quickly", "for a report", "in place", "as a list", "for logs", "once"])))
+        copy = replace(d, name=f"{d.name}_v{len(grown)}", description=d.description + " " + rng.choice(
+            ["quickly", "for a report", "in place", "as a list", "for logs", "once"]))
+        source[copy.passage] = d
+        grown.append(copy)
+    if index.embedder is not None:
+        original = dict(zip([d.passage for d in docs], index.embedder.passages([d.passage for d in docs]),
+                            strict=True))
+        index.embedder = CopiedVectors(index.embedder, {**original, **{p: original[d.passage]
+                                                                       for p, d in source.items()}})
     t = time.perf_counter()
     index.build(grown, f"scale {n}")
     build_s = time.perf_counter() - t
@@ -261,8 +283,8 @@ def scale_latency(index: SearchIndex, docs: list[Doc], n: int, cases: list[tuple
         index.query(spec_query(proposal), limit=10)
         times.append(time.perf_counter() - t)
     times.sort()
-    print(f"  at {len(grown)} skills: index built in {build_s:.1f} s ({index.embedded} passages encoded), query "
-          f"median {statistics.median(times) * 1000:.1f} ms, p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms")
+    print(f"  at {len(grown)} skills: index built in {build_s:.1f} s (vectors of the copies are their originals'), "
+          f"query median {statistics.median(times) * 1000:.1f} ms, p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms")
 
 
 def main() -> None:
