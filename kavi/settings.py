@@ -140,6 +140,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "search_duplicate_score": _raw(parse_duplicate_score),
     "embeddings_url": _raw(parse_embeddings_url),
     "search_embedder": _raw(lambda r: _choice("KAVI_SEARCH_EMBEDDER", r, ("packaged", "none"))),
+    "search_rerank": lambda n, r: parse_flag(n, r, "let the configured model re-rank `kavi search`'s results"),
     "suspect_policy": _raw(parse_suspect_policy),
     "prices": _raw(parse_prices),
     "saving_per_use_usd": _raw(parse_saving),
@@ -268,6 +269,7 @@ class KaviSettings(BaseSettings):
     embeddings_query_prefix: str = ""  # what a model trained for it expects before a query (E5: "query: ")
     embeddings_passage_prefix: str = ""  # and before a passage (E5: "passage: ")
     search_embedder: str = "packaged"  # none: BM25 alone
+    search_rerank: bool = True  # with a model endpoint configured, it re-ranks `kavi search`'s top candidates
     # Trust and economics.
     suspect_policy: str = "refuse"
     prices: dict[str, Price] = {}

@@ -31,7 +31,7 @@ from kavi.ledger.coach_records import CoachReviewRow, record_review
 from kavi.ledger.records import BuildRow
 from kavi.lifecycle import Verdict
 from kavi.llm.client import Completion, LLMClient, LLMError, LLMErrorKind
-from kavi.llm.prompts import PROMPT_BOUND_ENV, build_headers
+from kavi.llm.prompts import PROMPT_BOUND_ENV, build_headers, fenced
 from kavi.proposals.model import Proposal
 from kavi.redact import Redactor
 from kavi.routing.complexity import score_complexity
@@ -126,13 +126,6 @@ def _gate_report(results: Sequence[GateResult], *, full: bool) -> str:
         if full:
             lines += [f"    {m[:400]}" for m in r.messages]
     return "\n".join(lines)
-
-
-def fenced(text: str, lang: str = "") -> str:
-    """`text` in a code fence longer than any run of backticks inside it: quoted text cannot close its fence."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{lang}\n{text}\n{fence}"
 
 
 def render_coach_messages(spec_view: Mapping[str, Any], *, skill_name: str, code: str, tests: str,

@@ -1,6 +1,7 @@
 """The prompts the forge sends: the build prompt (the skill contract plus the packet) and the research advice."""
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,6 +55,13 @@ The contract:
   writable=True)`) and pass them as `{cls}(SkillContext(vault=..., http=..., secrets=..., llm=...))`, with
   `from kavi_assets.skills.base import SkillContext`.
 Answer ONLY with JSON: {{"files": [{{"path": "...", "content": "..."}}], "notes": "..."}}"""
+
+
+def fenced(text: str, lang: str = "") -> str:
+    """`text` in a code fence longer than any run of backticks inside it: quoted text cannot close its fence."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
 
 
 def build_headers(skill: str, attempt: int, kind: str) -> dict[str, str]:

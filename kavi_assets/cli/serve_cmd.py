@@ -154,10 +154,18 @@ def search(
         hits = index.search(query, kinds=kinds, limit=limit)
     except (SearchError, ExtensionMissing, EmbeddingError) as err:
         _fail(str(err))
+    hits, reranked_by, not_reranked = _model_rerank(query, hits)
     if as_json:
-        typer.echo(json.dumps({"mode": index.mode, "ranking": index.describe, "query": query,
+        typer.echo(json.dumps({"mode": index.mode, "ranking": index.describe, "reranked_by": reranked_by,
+                               "not_reranked": not_reranked, "query": query,
                                "results": [x.to_dict() for x in hits]}, indent=2))
         return
+    if not_reranked:
+        err_console.print(f"[yellow]![/] not re-ranked by the model: {escape(not_reranked)}", highlight=False,
+                          soft_wrap=True)
+    if reranked_by:
+        console.print(f"[dim]the top {len([x for x in hits if x.reason])} re-ranked by {escape(reranked_by)}, "
+                      "with its reasons[/]", highlight=False)
     scale = "score 1.0 = as close as the skill's own text" if index.mode == "bm25" else \
         "score 0 = an unrelated task, 1.0 = the same task in other words"
     console.print(f"[dim]{escape(index.describe)}; {scale}[/]", highlight=False)
@@ -167,6 +175,25 @@ def search(
         kind = "" if x.kind == "skill" else " (proposal)"
         console.print(f"{x.score:5.2f}  [bold]{escape(x.ref)}[/]{kind}  {x.side_effect_class}  "
                       f"{escape(x.description)}", highlight=False, soft_wrap=True)
+        if x.reason:
+            console.print(f"       [dim]why:[/] {escape(x.reason)}", highlight=False, soft_wrap=True)
+
+
+def _model_rerank(query: str, hits: list[Any]) -> tuple[list[Any], str | None, str | None]:
+    """The hits re-ranked by the configured model (KAVI_LLM_BASE_URL; KAVI_SEARCH_RERANK=0 turns it off): (hits,
+    the model that re-ranked them, why they were not re-ranked). No endpoint: the fused order, nothing said."""
+    from kavi.llm.client import LLMClient, llm_settings
+    from kavi.search.rerank import RerankError, rerank
+    from kavi.settings import load_settings
+
+    settings = load_settings()
+    endpoint = llm_settings(settings)
+    if endpoint is None or not settings.search_rerank or not hits:
+        return hits, None, None
+    try:
+        return rerank(LLMClient(endpoint), query, hits), endpoint.models[0], None
+    except RerankError as err:
+        return hits, None, str(err)
 
 
 def check_close_skills(home: KaviHome, proposal: Any, force: bool) -> None:
