@@ -140,6 +140,20 @@ class ProposalRecords(RecordsBase):
         change_pair = (previous, new_class) if previous is not None and previous != new_class else None
         return RevisionOutcome(proposal.name, revision, True, diff, change_pair)
 
+    def record_close_skills(self, proposal: Proposal, ranking: str, close: list[dict[str, Any]]) -> None:
+        """What the duplicate guard found for this spec of the proposal (kavi.search.guard)."""
+        spec_sha = hashlib.sha256(proposal.canonical_json().encode()).hexdigest()
+        with self.ledger.connect() as con:
+            con.execute("INSERT INTO close_skills VALUES (?, ?, ?, ?, ?)",
+                        [proposal.name, spec_sha, ranking, json.dumps(close, default=str), utcnow()])
+
+    def close_skills(self, name: str, spec_sha256: str) -> tuple[str, list[dict[str, Any]]] | None:
+        """The guard's latest findings for that spec of NAME: (how it ranked, the closest skills), or None."""
+        with self.ledger.connect() as con:
+            row = con.execute("SELECT ranking, close_json FROM close_skills WHERE proposal_name = ? AND "
+                              "spec_sha256 = ? ORDER BY created_at DESC LIMIT 1", [name, spec_sha256]).fetchone()
+        return None if row is None else (str(row[0]), json.loads(row[1]))
+
     def revisions(self, name: str) -> list[RevisionRow]:
         """Every revision of NAME's spec, oldest first."""
         with self.ledger.connect() as con:

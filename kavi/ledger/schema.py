@@ -526,6 +526,20 @@ MIGRATIONS: Sequence[tuple[int, Sequence[str]]] = (
             "'promoted before signed provenance (schema 13)', now() FROM promotions",
         ),
     ),
+    (
+        14,
+        # What the duplicate guard found when a spec was proposed: the closest trusted skills, each with its
+        # score, how its fields differ and, above the refusal score, the evidence. The proposal asset shows it.
+        (
+            """CREATE TABLE IF NOT EXISTS close_skills (
+                proposal_name VARCHAR NOT NULL,
+                spec_sha256 VARCHAR NOT NULL,
+                ranking VARCHAR NOT NULL,
+                close_json VARCHAR NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = max(v for v, _ in MIGRATIONS)

@@ -62,16 +62,25 @@ class GuardResult:
 
 def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
                      config: SearchConfig | None = None, *, limit: int = 3) -> GuardResult:
-    """The guard's view of `proposal` (search errors propagate: a door that cannot search warns and goes on)."""
+    """The guard's view of `proposal` (search errors propagate: a door that cannot search warns and goes on). The
+    closest trusted skills, warned about or not, are recorded in the ledger with the spec's digest: the proposal
+    asset shows them in the Dagster UI."""
     cfg = config or SearchConfig.from_env()
-    hits = open_index(home, records, cfg).close_to(proposal, limit=limit)
+    index = open_index(home, records, cfg)
+    hits = index.close_to(proposal, limit=limit)
     close = []
+    found: list[dict[str, object]] = []
     for hit in hits:
-        if hit.score < warn_score(cfg.duplicate_score):
-            continue
+        difference = schema_difference(proposal, hit)
         judged: SameTask | None = None
-        if hit.score >= cfg.duplicate_score:
-            skill = trusted_source(home, records, hit)
-            judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
-        close.append(Close(hit, schema_difference(proposal, hit), judged))
+        if hit.score >= warn_score(cfg.duplicate_score):
+            if hit.score >= cfg.duplicate_score:
+                skill = trusted_source(home, records, hit)
+                judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
+            close.append(Close(hit, difference, judged))
+        found.append({"ref": hit.ref, "score": round(hit.score, 4), "description": hit.description,
+                      "difference": difference, "warned": hit.score >= warn_score(cfg.duplicate_score),
+                      "same_task": None if judged is None else judged.same,
+                      "evidence": None if judged is None else judged.why})
+    records.record_close_skills(proposal, index.describe, found)
     return GuardResult(proposal.name, cfg.duplicate_score, close)

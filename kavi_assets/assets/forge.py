@@ -119,9 +119,10 @@ def proposal(
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     ctx = forge_context(home, llm, gates)
     name = context.partition_key
-    with ctx.records.session():  # one connection for the proposal and its open questions
+    with ctx.records.session():  # one connection for the proposal, its open questions and its close skills
         row = ctx.records.get_proposal(name)
         asked = questions_metadata(ctx, name) if row is not None else {}
+        close = ctx.records.close_skills(name, row.spec_sha256) if row is not None else None
     if row is None:
         raise dg.Failure(
             description=f"no proposal named {name!r} in the ledger at {ctx.home.ledger_path}; run `kavi propose FILE`",
@@ -138,8 +139,23 @@ def proposal(
             "holdout_examples": dg.MetadataValue.int(len(spec.holdout_examples)),
             "spec": dg.MetadataValue.json(spec.builder_view()),
             **asked,
+            **close_skills_metadata(close),
         }
     )
+
+
+def close_skills_metadata(close: tuple[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
+    """The closest trusted skills the duplicate guard found when this spec was proposed (none recorded: the
+    proposal came in another way, or before the guard recorded them)."""
+    if close is None:
+        return {}
+    ranking, found = close
+    rows = [[c["ref"], f"{c['score']:.2f}", "the same task" if c.get("same_task") else
+             ("warned" if c.get("warned") else "not close"), str(c.get("evidence") or c.get("difference") or "")]
+            for c in found]
+    table = _md_table(["trusted skill", "score", "guard", "what matched or differs"], rows) if rows else \
+        "no trusted skill is close"
+    return {"closest_trusted_skills": dg.MetadataValue.md(table), "search_ranking": ranking}
 
 
 @dg.asset(
