@@ -119,9 +119,10 @@ class TreeSampler:
 
     @staticmethod
     def _classify(pid: int, line: str, parents: dict[int, int], cmdlines: dict[int, str]) -> str:
-        if f"-m {RUN_HOST} " in line + " ":
+        hosts = (f"-m {RUN_HOST} ", "-m kavi_assets.cli.batch_host ")
+        if any(h in line + " " for h in hosts):
             parent_line = cmdlines.get(parents.get(pid, 0), "")
-            if f"-m {RUN_HOST} " in parent_line + " ":
+            if any(h in parent_line + " " for h in hosts):
                 return "run workers (Dagster's run and the forge's steps, forked)"
             return "run host (imports once, forks the run workers)"
         for needle, kind in KINDS:

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
+from kavi.search import packaged
 from kavi.search.embeddings import EmbeddingError, parse_embeddings
 from kavi.search.index import MAX_QUERY_CHARS, SearchConfig, SearchError, open_index
 from kavi.settings_parsers import ConfigError
@@ -190,11 +191,19 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
     assert warned.exit_code == 0, warned.output
     assert "word_count@1 is close to count_text_words" in warned.stdout
     assert "only word_count has characters: int" in warned.stdout  # how they differ in schema
-    # The default threshold (0.8) refuses this close paraphrase.
-    monkeypatch.delenv("KAVI_SEARCH_DUPLICATE_SCORE")
+    # At or above the threshold (BM25 puts this paraphrase at 0.76), with the evidence: refused.
+    monkeypatch.setenv("KAVI_SEARCH_DUPLICATE_SCORE", "0.75")
     paraphrase["name"] = "count_text_words_two"
     strict = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
     assert strict.exit_code == 2 and "does the task of trusted skill word_count@1" in strict.stderr
+    # The default ranking (by meaning) and the default threshold (0.8) refuse it too: the same task in other words.
+    monkeypatch.delenv("KAVI_SEARCH_DUPLICATE_SCORE")
+    monkeypatch.delenv("KAVI_SEARCH_EMBEDDER")
+    paraphrase["name"] = "count_text_words_three"
+    default = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
+    if packaged.unavailable() is None:
+        assert default.exit_code == 2 and "does the task of trusted skill word_count@1" in default.stderr
+    monkeypatch.setenv("KAVI_SEARCH_EMBEDDER", "none")
     monkeypatch.setenv("KAVI_SEARCH_DUPLICATE_SCORE", "2")
     bad = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
     assert bad.exit_code == 2 and "KAVI_SEARCH_DUPLICATE_SCORE" in bad.stderr
