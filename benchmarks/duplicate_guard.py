@@ -28,7 +28,8 @@ import yaml
 
 from kavi.home import KaviHome
 from kavi.proposals.model import Proposal, parse_proposal
-from kavi.search.index import Doc, Hit, SearchConfig, SearchIndex, open_index, spec_query
+from kavi.search.documents import Doc, Hit, spec_query
+from kavi.search.index import SearchConfig, SearchIndex, open_index
 from kavi.search.same_task import TrustedSource, same_task
 
 HERE = Path(__file__).resolve().parent

@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import datasets
 
 from kavi.home import KaviHome
+from kavi.search.documents import Doc, spec_query
 from kavi.search.guard import warn_score
-from kavi.search.index import Doc, SearchConfig, SearchIndex, open_index, spec_query
+from kavi.search.index import SearchConfig, SearchIndex, open_index
 
 ROOT = Path(__file__).resolve().parents[1]
 

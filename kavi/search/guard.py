@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
-from kavi.search.index import Hit, SearchConfig, open_index, schema_difference
+from kavi.search.documents import Hit, schema_difference
+from kavi.search.index import SearchConfig, open_index
 from kavi.search.same_task import SameTask, same_task, trusted_source
 
 FORCE_HINT = "kavi propose --force"

@@ -11,7 +11,7 @@ from typing import Any
 
 from kavi.llm.client import LLMClient, LLMError
 from kavi.llm.prompts import build_headers, fenced
-from kavi.search.index import Hit
+from kavi.search.documents import Hit
 
 RERANK_KIND = "rerank"
 RERANK_TOP = 8  # candidates the model sees

@@ -14,7 +14,7 @@ from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
 from kavi.sandbox.runner import Limits
-from kavi.search.index import Hit
+from kavi.search.documents import Hit
 from kavi.skills.base import SideEffectClass
 from kavi.verdicts import GateResult
 

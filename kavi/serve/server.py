@@ -233,7 +233,8 @@ class SkillToolServer:
         return data
 
     def _search_call(self, arguments: Any) -> types.CallToolResult:
-        from kavi.search.index import MAX_QUERY_CHARS, SearchError, open_index
+        from kavi.search.documents import MAX_QUERY_CHARS, SearchError
+        from kavi.search.index import open_index
 
         args = arguments if isinstance(arguments, dict) else {}
         query, limit = args.get("query"), args.get("limit", 5)

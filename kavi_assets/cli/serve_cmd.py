@@ -143,9 +143,10 @@ def search(
     KAVI_EMBEDDINGS_URL names) and by words (BM25 over descriptions, names, fields and examples), fused."""
     from kavi.ledger.records import ForgeRecords
     from kavi.ledger.store import Ledger
+    from kavi.search.documents import SearchError
     from kavi.search.embeddings import EmbeddingError
     from kavi.search.extensions import ExtensionMissing
-    from kavi.search.index import SearchError, open_index
+    from kavi.search.index import open_index
 
     h = KaviHome.from_env(home).ensure()
     index = open_index(h, ForgeRecords(Ledger(h.ledger_path)))

@@ -12,7 +12,8 @@ from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.search import packaged
-from kavi.search.index import Doc, SearchConfig, SearchIndex, open_index, spec_query
+from kavi.search.documents import Doc, spec_query
+from kavi.search.index import SearchConfig, SearchIndex, open_index
 from kavi_assets.cli.main import app
 from tests.factories import trust_example
 

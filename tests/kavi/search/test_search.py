@@ -21,8 +21,9 @@ from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.ledger.store import Ledger
 from kavi.search import packaged
+from kavi.search.documents import MAX_QUERY_CHARS, SearchError
 from kavi.search.embeddings import EmbeddingError, parse_embeddings
-from kavi.search.index import MAX_QUERY_CHARS, SearchConfig, SearchError, open_index
+from kavi.search.index import SearchConfig, open_index
 from kavi.settings_parsers import ConfigError
 from kavi_assets.cli.main import app
 from tests.factories import example_spec, trust_example
