@@ -209,7 +209,8 @@ def rank_of(index: SearchIndex, original: str, proposal: dict[str, Any], times: 
 
 
 def evaluate(index: SearchIndex, label: str, dev: list[tuple[str, dict[str, Any]]],
-             test: list[tuple[str, dict[str, Any], str]], absent: list[dict[str, Any]], verbose: bool) -> Tally:
+             test: list[tuple[str, dict[str, Any], str]], absent: list[dict[str, Any]], verbose: bool
+             ) -> tuple[Tally, Tally]:
     times: list[float] = []
     dev_t, test_t = Tally(), Tally()
     styles: dict[str, Tally] = {}
@@ -241,7 +242,7 @@ def evaluate(index: SearchIndex, label: str, dev: list[tuple[str, dict[str, Any]
     print(f"  absent tasks ({len(absent)}): {warned} warned (score >= {warn_score(threshold):.2f}), {candidates} at "
           f"the refusal score {threshold:.2f} (a refusal also needs the evidence: benchmarks/duplicate_guard.py)")
     print(f"  query: median {times[len(times) // 2] * 1000:.1f} ms, p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms")
-    return test_t
+    return dev_t, test_t
 
 
 class CopiedVectors:
@@ -323,12 +324,13 @@ def main() -> None:
             again_s = time.perf_counter() - t0
             print(f"corpus: {len(docs)} skills, {index.describe}; index built in {build_s:.2f} s, rebuilt in "
                   f"{again_s:.2f} s (vectors reused)")
-            results[label] = evaluate(index, label, dev, test, absent, args.verbose)
+            results[label] = evaluate(index, label, dev, test, absent, args.verbose)  # (development, held-out)
             if args.scale:
                 scale_latency(index, docs, args.scale, test)
-    final = results.get("hybrid") or results["BM25 only"]
     label = "hybrid" if "hybrid" in results else "BM25 only"
-    print(f"search: held-out top-1 {final.top1}/{final.n}, top-5 {final.top5}/{final.n}, MRR "
+    dev_t, test_t = results[label]
+    which, final = ("held-out", test_t) if test_t.n else ("development", dev_t)  # --no-datasets: no held-out set
+    print(f"search: {which} top-1 {final.top1}/{final.n}, top-5 {final.top5}/{final.n}, MRR "
           f"{final.rr / max(final.n, 1):.3f} ({label})")
 
 
