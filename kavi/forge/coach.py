@@ -15,7 +15,6 @@ retried after a backoff like any infrastructure failure (and escalated when it r
 """
 
 import json
-import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,7 @@ from kavi.ledger.coach_records import CoachReviewRow, record_review
 from kavi.ledger.records import BuildRow
 from kavi.lifecycle import Verdict
 from kavi.llm.client import Completion, LLMClient, LLMError, LLMErrorKind
-from kavi.llm.prompts import PROMPT_BOUND_ENV, build_headers, fenced
+from kavi.llm.prompts import PROMPT_BOUND_ENV, build_headers, fenced, unfenced
 from kavi.proposals.model import Proposal
 from kavi.redact import Redactor
 from kavi.routing.complexity import score_complexity
@@ -72,18 +71,12 @@ class CoachAnswer(BaseModel):
         return self
 
 
-_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
-
-
 def parse_coach_answer(text: str) -> CoachAnswer:
     """The coach's answer: one JSON object in the schema (optionally the whole answer in one ```json fence), nothing
     else. Bounded before parsing; anything outside the schema is BadCoachAnswer naming what was wrong."""
     if len(text) > MAX_ANSWER_CHARS:
         raise BadCoachAnswer(f"the answer is {len(text)} characters, over the bound of {MAX_ANSWER_CHARS}")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group("body").strip()
+    body = unfenced(text)
     if not body.startswith("{"):
         raise BadCoachAnswer(f"the answer is not a JSON object (it begins: {body[:60]!r})")
     try:

@@ -64,6 +64,16 @@ def fenced(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
+_WHOLE_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
+
+
+def unfenced(text: str) -> str:
+    """A model's answer without the one ```json fence some models put around the whole of it (stripped)."""
+    body = text.strip()
+    whole = _WHOLE_FENCE.match(body)
+    return whole.group("body").strip() if whole else body
+
+
 def build_headers(skill: str, attempt: int, kind: str) -> dict[str, str]:
     """Metadata headers: real endpoints ignore them; the recorded model replays by them."""
     return {"X-Kavi-Skill": skill, "X-Kavi-Attempt": str(attempt), "X-Kavi-Kind": kind}

@@ -73,14 +73,15 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
     found: list[dict[str, object]] = []
     for hit in hits:
         difference = schema_difference(proposal, hit)
+        warned = hit.score >= warn_score(cfg.duplicate_score)
         judged: SameTask | None = None
-        if hit.score >= warn_score(cfg.duplicate_score):
+        if warned:
             if hit.score >= cfg.duplicate_score:
                 skill = trusted_source(home, records, hit)
                 judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
             close.append(Close(hit, difference, judged))
         found.append({"ref": hit.ref, "score": round(hit.score, 4), "description": hit.description,
-                      "difference": difference, "warned": hit.score >= warn_score(cfg.duplicate_score),
+                      "difference": difference, "warned": warned,
                       "same_task": None if judged is None else judged.same,
                       "evidence": None if judged is None else judged.why})
     records.record_close_skills(proposal, index.describe, found)

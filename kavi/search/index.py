@@ -38,7 +38,7 @@ from kavi.settings import DEFAULT_DUPLICATE_SCORE, KaviSettings, load_settings
 INDEX_FORMAT = 2
 MAX_RESULTS = 50
 # The near-copy threshold, DEFAULT_DUPLICATE_SCORE, lives with the settings (the README gives the scores it was
-# chosen from); a warning starts at half of it.
+# chosen from); a warning starts at kavi.search.guard.WARN_FRACTION of it.
 __all__ = ["DEFAULT_DUPLICATE_SCORE"]
 # BM25 per field, weighted: the description says what a skill does; a name and field names are one person's
 # choice of words, and an example's words say least (a URL in an example made every query with "url" find the
@@ -100,8 +100,9 @@ def lexical(text: str) -> str:
 class Calibration:
     """How an embedder's cosine similarities map onto the 0..1 score: `floor` is where unrelated tasks sit (0),
     `ceiling` where the same task in other words sits (1). E5's cosines crowd into 0.75..0.95, so its raw value
-    would say "close" of everything; the packaged model's constants are measured on HumanEval and MBPP by
-    benchmarks/duplicate_guard.py (README, "Search"). An endpoint's model is taken as it is (0 and 1)."""
+    would say "close" of everything; the packaged model's constants (PACKAGED_CALIBRATION) are measured on the
+    development set of benchmarks/search_hit_rate.py (README, "Search"). An endpoint's model is taken as it is (0
+    and 1)."""
 
     floor: float = 0.0
     ceiling: float = 1.0
@@ -384,10 +385,6 @@ class SearchIndex:
     def _reader(self) -> duckdb.DuckDBPyConnection:
         return _reader(self.path, vss=self.embedder is not None)
 
-    def close(self) -> None:
-        """Close the process's kept connection to this index file (the next query opens it again)."""
-        _drop_reader(self.path)
-
     def _similarities(self, con: duckdb.DuckDBPyConnection, qvec: list[float]) -> dict[str, float]:
         """The cosine similarity of the nearest documents (the HNSW index's candidates)."""
         dim_row = con.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
@@ -409,10 +406,10 @@ class SearchIndex:
         ranking needs) and `score` says how close. With vectors, a convex combination of the meaning (the
         similarity on the calibrated scale) and the words (BM25 over this query's best BM25) ranks: ranks alone
         (reciprocal rank fusion) would throw away how far apart two candidates are."""
-        relevant = {doc for doc, sim in sims.items() if self.calibration.score(sim) >= MIN_MEANING}
+        cal = self.calibration
+        relevant = {doc for doc, sim in sims.items() if cal.score(sim) >= MIN_MEANING}
         kept = [r for r in rows if r[0] in kinds and r[1] not in exclude and (r[8] or r[9] in relevant)]
         top = max((float(r[8] or 0.0) for r in kept), default=0.0) or 1.0
-        cal = self.calibration
 
         def order(r: Any) -> tuple[float, str]:
             if not vectors:

@@ -6,6 +6,7 @@ The engine needs an x86-64 CPU with AVX2 (it would stop the process with an ille
 it is loaded only when the CPU says it has AVX2; otherwise, or without the package, `unavailable()` says why and
 search ranks by BM25 alone (`kavi doctor` and `kavi search` say so)."""
 
+import functools
 import importlib.metadata
 import platform
 import threading
@@ -24,6 +25,7 @@ MEMO_MAX = 10_000
 _seen: dict[tuple[str, str], list[float]] = {}
 
 
+@functools.cache  # the CPU does not change while the process runs
 def _cpu_has_avx2() -> bool:
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from kavi.llm.client import LLMClient, LLMError
-from kavi.llm.prompts import build_headers, fenced
+from kavi.llm.prompts import build_headers, fenced, unfenced
 from kavi.search.documents import Hit
 
 RERANK_KIND = "rerank"
@@ -44,11 +44,8 @@ def messages(query: str, hits: Sequence[Hit]) -> list[dict[str, str]]:
 
 def parse_ranking(text: str, names: Sequence[str]) -> list[tuple[str, str]]:
     """The (name, reason) pairs of the model's answer, checked against the candidates' names."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
     try:
-        data: Any = json.loads(body)
+        data: Any = json.loads(unfenced(text))
     except ValueError:
         raise RerankError("the model's answer is not JSON") from None
     ranking = data.get("ranking") if isinstance(data, dict) else None
