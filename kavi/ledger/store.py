@@ -15,6 +15,7 @@ from typing import Any, TypeVar, cast
 import duckdb
 
 from kavi.lake_config import LakeConfig, parse_lake
+from kavi.ledger.attached import attach
 from kavi.ledger.lake import (
     FunnelTimeout,
     funnel,
@@ -136,7 +137,7 @@ class Ledger:
             return nullcontext()
         return _funnel_or_locked(self.lake, self.lock_timeout_s)
 
-    def _open(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    def _open(self) -> duckdb.DuckDBPyConnection:
         if self.lake is not None:
             return lake_cursor(self.lake, self.path.parent / ".cache" / "duckdb-extensions")
         started = time.monotonic()
@@ -150,7 +151,7 @@ class Ledger:
                 _note_open(attempts - 1, time.monotonic() - started)
                 return remote
             try:
-                con = duckdb.connect(str(self.path), read_only=read_only)
+                con = cast(duckdb.DuckDBPyConnection, attach(str(self.path)))
                 _note_open(attempts - 1, time.monotonic() - started)
                 return con
             except duckdb.Error as err:
