@@ -91,6 +91,33 @@ def test_index_is_rebuilt_only_when_the_ledger_moves(shipped: KaviHome) -> None:
     assert index.search("notes with a given tag")[0].name == "read_notes_by_tag"
 
 
+def _attached_indexes(folder: Path) -> list[tuple[str, str]]:
+    """(alias, file) of the index files under `folder` attached to this process's DuckDB database."""
+    from kavi.search import index as index_module
+
+    with index_module._readers_lock:
+        rows = index_module._database().execute(
+            "SELECT database_name, path FROM duckdb_databases() WHERE NOT internal AND database_name LIKE 'search_%'"
+        ).fetchall()
+    return [(alias, Path(path).name) for alias, path in rows if Path(path).parent == folder]
+
+
+def test_rebuilds_attach_the_new_file_and_detach_the_old_one(few: KaviHome) -> None:
+    """Index files are attached to the process's one DuckDB database: a rebuild's file is detached once written,
+    the replaced file's reader goes with it, and queries read the new file."""
+    index = _index(few)
+    assert index.search("count the words")[0].name == "word_count"
+    before = _attached_indexes(index.path.parent)
+    assert [name for _, name in before] == [index.path.name]  # the kept reader of this index, nothing else
+    for name in ("read_notes_by_tag", "parse_duration"):
+        trust_example(few, name)
+    assert index.search("notes with a given tag")[0].name == "read_notes_by_tag"
+    after = _attached_indexes(index.path.parent)
+    # The old file's reader was detached and the new file's attached; the rebuild's own file is not left attached.
+    assert [name for _, name in after] == [index.path.name] and after != before
+    assert index.rebuilds >= 1
+
+
 def test_queries_are_bounded_and_cleaned(few: KaviHome) -> None:
     index = _index(few)
     with pytest.raises(SearchError, match="at most"):
