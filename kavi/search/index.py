@@ -173,7 +173,7 @@ def ledger_docs(records: ForgeRecords) -> tuple[tuple[Any, ...], list[Doc]]:
 # to load the extensions again, at every build and every reader of a rebuilt file. One read-only attachment per
 # index file is kept while the file stays the same; a replaced file is detached before the path is attached again.
 # Every use of the database goes through here, under the lock. Keyed by pid: a forked child builds its own.
-_readers: dict[Path, tuple[tuple[int, int, int], duckdb.DuckDBPyConnection, str]] = {}
+_readers: dict[tuple[int, Path], tuple[tuple[int, int, int], duckdb.DuckDBPyConnection, str]] = {}
 _readers_lock = threading.RLock()
 _bases: dict[int, tuple[duckdb.DuckDBPyConnection, set[str]]] = {}
 _attachments = itertools.count()
@@ -216,12 +216,12 @@ def _reader(path: Path, *, vss: bool) -> duckdb.DuckDBPyConnection:
     """The kept connection to `path` as the file is now (call with _readers_lock held); OSError: no file."""
     stat = path.stat()
     mark = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    kept = _readers.get(path)
+    kept = _readers.get((os.getpid(), path))
     if kept is None or kept[0] != mark:
         _drop_reader(path)
         cur, alias = _attach(str(path), read_only=True, extensions=("fts",))
         kept = (mark, cur, alias)
-        _readers[path] = kept
+        _readers[(os.getpid(), path)] = kept
     if vss:
         _database("vss")
     return kept[1]
@@ -229,8 +229,8 @@ def _reader(path: Path, *, vss: bool) -> duckdb.DuckDBPyConnection:
 
 def _drop_reader(path: Path) -> None:
     with _readers_lock:
-        kept = _readers.pop(path, None)
-        if kept is not None and os.getpid() in _bases:
+        kept = _readers.pop((os.getpid(), path), None)
+        if kept is not None:
             _detach(kept[1], kept[2])
 
 

@@ -6,6 +6,7 @@ model cannot run, and vector similarity (vss) from a configured embedding endpoi
 import hashlib
 import json
 import math
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -116,6 +117,27 @@ def test_rebuilds_attach_the_new_file_and_detach_the_old_one(few: KaviHome) -> N
     # The old file's reader was detached and the new file's attached; the rebuild's own file is not left attached.
     assert [name for _, name in after] == [index.path.name] and after != before
     assert index.rebuilds >= 1
+
+
+def test_a_forked_child_searches_through_a_database_of_its_own(few: KaviHome) -> None:
+    index = _index(few)
+    assert index.search("count the words")[0].name == "word_count"  # the parent keeps a reader
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            from kavi.search import index as index_module
+
+            name = index.search("count the words")[0].name
+            own = index_module._bases[os.getpid()][0] is not index_module._bases[os.getppid()][0]
+            os.write(write, f"{name} {own}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0 and os.read(read, 64) == b"word_count True"
+    os.close(read)
+    assert index.search("count the words")[0].name == "word_count"  # the parent's reader is untouched
 
 
 def test_queries_are_bounded_and_cleaned(few: KaviHome) -> None:
