@@ -172,7 +172,8 @@ def ledger_docs(records: ForgeRecords) -> tuple[tuple[Any, ...], list[Doc]]:
 # it once: a DuckDB of its own per index opened would cost about 9 ms to build and 30 ms (fts) plus 60-80 ms (vss)
 # to load the extensions again, at every build and every reader of a rebuilt file. One read-only attachment per
 # index file is kept while the file stays the same; a replaced file is detached before the path is attached again.
-# Every use of the database goes through here, under the lock. Keyed by pid: a forked child builds its own.
+# Attaching, detaching and the kept readers go through here, under the lock. Keyed by pid: a forked child builds
+# its own.
 _readers: dict[tuple[int, Path], tuple[tuple[int, int, int], duckdb.DuckDBPyConnection, str]] = {}
 _readers_lock = threading.RLock()
 _bases: dict[int, tuple[duckdb.DuckDBPyConnection, set[str]]] = {}
@@ -309,12 +310,15 @@ class SearchIndex:
         os.close(fd)
         os.unlink(tmp)  # DuckDB creates the file itself
         try:
+            # Only attaching and detaching need the lock: the build works in a cursor of its own, so searches of
+            # this process go on while it fills the new file.
             with _readers_lock:
                 con, alias = _attach(tmp, read_only=False, extensions=("fts", "vss") if vectors else ("fts",))
-                try:
-                    self._fill(con, docs, signature, vectors)
-                    con.execute("CHECKPOINT")
-                finally:
+            try:
+                self._fill(con, docs, signature, vectors)
+                con.execute("CHECKPOINT")
+            finally:
+                with _readers_lock:
                     _detach(con, alias)
             with _readers_lock:
                 _drop_reader(self.path)
