@@ -461,7 +461,7 @@ def _cassette(name: str, skill: str, test: str, independent: str) -> str:
          "files": {f"skills/{name}.py": skill, f"tests/test_skill_{name}.py": test}},
         {"kind": "independent", "attempt": "*", "model": "*", "latency_ms": 0,
          "files": {f"skills/{name}.py": independent}},
-        # The coach (issue 12) at ceremony standard and strict: a recorded approval, so the benchmark's verdicts
+        # The coach at ceremony standard and strict: a recorded approval, so the benchmark's verdicts
         # stay those of the deterministic gates (it measures them, not a reviewer).
         {"kind": "coach", "attempt": "*", "model": "*", "latency_ms": 0, "raw": COACH_APPROVE},
     ]}

@@ -1,5 +1,5 @@
 """Runs `kavi` commands on a skills home and a Dagster home that live on a small tmpfs of their own, and fills that
-disk when asked (issue 34 item 2). Started by tests/kavi_assets/cli/test_full_disk.py as
+disk when asked. Started by tests/kavi_assets/cli/test_full_disk.py as
 `unshare -m --propagation private python -m tests.full_disk_driver SCENARIO DISK OUT`: the tmpfs is mounted in the
 driver's own mount namespace, so nothing outside sees it and it goes away with the driver. What each command printed
 and its exit status go to OUT/results.json.

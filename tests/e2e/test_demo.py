@@ -22,7 +22,7 @@ def test_demo_forges_examples(demo_run: DemoRun) -> None:
     trusted = [n for n, r in rows.items() if r["status"] == "TRUSTED"]
     assert len(trusted) >= 3, rows
     assert rows["extract_emails"]["status"] == "GATE_VIOLATION"
-    # It ends with the trusted skills as agent tools and how to serve them (issue 17).
+    # It ends with the trusted skills as agent tools and how to serve them.
     tail = demo_run.stdout[demo_run.stdout.index("Trusted skills as agent tools"):]
     assert "  slugify_title  READ_ONLY  v" in tail and "kavi serve --home" in tail.splitlines()[-1]
     assert "  email_domain_report  READ_ONLY  v1" in tail, tail  # the decomposed parent is a tool like the others
@@ -39,7 +39,7 @@ def test_second_attempt_after_real_ruff_failure(demo_run: DemoRun) -> None:
     ruff_msgs = first["research"]["facts"]["gates"]["ruff"]["messages"]
     assert any("F401" in m for m in ruff_msgs), ruff_msgs
     assert second["status"] == "VERIFIED"
-    # slugify_title is at ceremony low: every deterministic gate passed, and the coach (issue 12) is omitted.
+    # slugify_title is at ceremony low: every deterministic gate passed, and the coach is omitted.
     assert all(v == "passed" for g, v in second["gates"].items() if g != "coach"), second["gates"]
     assert second["gates"]["coach"] == "omitted"
     assert doc["promotions"] and doc["promotions"][0]["build_id"] == second["build_id"]
@@ -70,7 +70,7 @@ def test_quadratic_answers_fail_the_resource_gate_and_the_linear_retry_is_truste
 
 
 def test_the_coach_rejects_one_attempt_and_the_next_passes(demo_run: DemoRun) -> None:
-    """Issue 12: read_notes_by_tag (ceremony standard) passes every deterministic gate at attempt 1 with a test that
+    """read_notes_by_tag (ceremony standard) passes every deterministic gate at attempt 1 with a test that
     asserts nothing; the coach asks for changes, its finding reaches the research note, and attempt 2 passes."""
     doc = json.loads(demo_run.kavi(["lineage", "read_notes_by_tag", "--json"]).stdout)
     assert doc["status"] == "TRUSTED"
@@ -104,7 +104,7 @@ def test_trusted_files_match_ledger_hashes(demo_run: DemoRun) -> None:
         data = (demo_run.home / s["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == s["source_sha256"]
         # Each trusted version has its own file; the entry names the latest and lists them all. A decomposed parent's
-        # trusted artifact is its composition (issue 12), not code.
+        # trusted artifact is its composition, not code.
         suffix = ".composition.json" if s["name"] == "email_domain_report" else ".py"
         assert s["path"] == f"skills/{s['name']}/v{s['latest']}{suffix}"
         assert [v["version"] for v in s["versions"]] == list(range(1, s["latest"] + 1))
@@ -184,7 +184,7 @@ def test_shipped_skills_trusted_and_runnable(demo_run: DemoRun) -> None:
 
 def test_a_trusted_demo_skill_survives_reproposal_and_forging_with_the_endpoint_down(
         demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Issue 10 item 3, after `kavi demo`: in a copy of the demo's home (the shared one stays as the demo left it),
+    """After `kavi demo`: in a copy of the demo's home (the shared one stays as the demo left it),
     re-propose a trusted skill with a changed class and forge it against an endpoint that is down: the trusted
     version keeps running, and nothing is promoted."""
     import shutil
@@ -219,7 +219,7 @@ def test_a_trusted_demo_skill_survives_reproposal_and_forging_with_the_endpoint_
 
 
 def test_decomposed_proposal_trusted_through_its_children(demo_run: DemoRun) -> None:
-    """Issue 12, part 1: the demo's email_domain_report repeats one failure, is decomposed (recorded answer), its two
+    """The demo's email_domain_report repeats one failure, is decomposed (recorded answer), its two
     children are forged and trusted, and it ends TRUSTED through them; `kavi run` runs its composition."""
     rows = _status(demo_run)
     for name in ("email_domain_report", "find_addresses", "domains_of_addresses"):

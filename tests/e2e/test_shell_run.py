@@ -1,4 +1,4 @@
-"""Issue 11, items 6 and 8: the README's shell command for a forge run gives a tidy, tagged run — a run of the
+"""The README's shell command for a forge run gives a tidy, tagged run — a run of the
 `forge` job with `kavi/trigger`, INFO lines and no DEBUG flood, no warning about `dg` — and works as written."""
 
 import os

@@ -1,4 +1,4 @@
-"""Issue 10 item 8: errors that hide or lie. Bad configuration is refused before any run with one line naming the
+"""Errors that hide or lie. Bad configuration is refused before any run with one line naming the
 variable (exit 2); a step that crashes prints its root cause and the command exits non-zero; a full disk, a corrupt
 ledger and an endpoint that answers HTML each end in one clear line, never a traceback."""
 
@@ -155,7 +155,7 @@ def test_full_disk_outside_a_run_is_one_clear_line(
     monkeypatch.setattr("kavi.home.KaviHome.ensure", lambda self: (_ for _ in ()).throw(
         OSError(errno.ENOSPC, "No space left on device", str(self.root))))
     res = runner.invoke(app, ["propose", str(f)])
-    assert res.exit_code == 3, res.output  # the environment (issue 34), not a usage error
+    assert res.exit_code == 3, res.output  # the environment, not a usage error
     _clean(res.output)
     assert "disk is full" in res.output and "free space" in res.output
     assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1
@@ -168,7 +168,7 @@ def test_corrupt_ledger_is_one_clear_line_and_doctor_names_the_fix(
     kavi_home.ledger_path.write_bytes(b"\x00garbage, not a DuckDB file\xff" * 512)
     for args in (["status"], ["forge", "word_count"], ["lineage", "word_count"]):
         res = runner.invoke(app, args)
-        assert res.exit_code == 3, (args, res.output)  # the ledger file: the environment (issue 34)
+        assert res.exit_code == 3, (args, res.output)  # the ledger file: the environment
         _clean(res.output)
         assert "corrupt" in res.output and "move it aside" in res.output, res.output
     res = runner.invoke(app, ["doctor", "--json"])
@@ -195,7 +195,7 @@ def test_endpoint_answering_html_is_a_recorded_failure_not_a_crash(
         assert "OpenAI-compatible" in build.failure.message and "KAVI_LLM_BASE_URL" in build.failure.message
         out = verify(ctx, "word_count", run_id=None)
         note = research(ctx, "word_count", out)
-        # Retried like a 5xx, then the endpoint's failure (issue 34), not the model's.
+        # Retried like a 5xx, then the endpoint's failure, not the model's.
         assert note.kind is FailureKind.ENDPOINT_UNAVAILABLE and len(stub_endpoint.requests) == 4
     stub_endpoint.script(completion("fine"))
 
@@ -222,7 +222,7 @@ def test_missing_gate_tool_is_one_line_saying_what_to_do(
     intake(ctx, stub_proposal(), None)
     stub_endpoint.script(files_answer())
     res = runner.invoke(app, ["forge", "word_count"])
-    assert res.exit_code == 3, res.output  # the environment, not a verdict (issue 34)
+    assert res.exit_code == 3, res.output  # the environment, not a verdict
     _clean(res.output)
     assert "INFRASTRUCTURE" in res.output and "not the model's failure" in res.output
     assert "ruff tool was not found" in res.output and "pip install" in res.output

@@ -1,4 +1,4 @@
-"""Issue 15 deliverable 5 and issue 10 item 9: nothing secret leaves through messages. Gate output that reaches the
+"""Nothing secret leaves through messages. Gate output that reaches the
 research note, the next packet, the ledger and Dagster's run storage is bounded and redacted: configured keys,
 key-shaped strings and the proposal's holdout values; an endpoint that echoes the key back is not stored either."""
 

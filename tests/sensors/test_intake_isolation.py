@@ -1,4 +1,4 @@
-"""Issue 10, item 5: one bad inbox file never costs another file its partition or its run.
+"""One bad inbox file never costs another file its partition or its run.
 
 The sensor is called directly (as in tests/dagster/test_intake_sensor.py); the sensor context does not apply
 dynamic-partition requests, so the tests read them from the SensorResult.

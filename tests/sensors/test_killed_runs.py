@@ -1,4 +1,4 @@
-"""Issue 10, item 6: a forge killed with SIGKILL no longer stalls the queue or leaves its attempt open.
+"""A forge killed with SIGKILL no longer stalls the queue or leaves its attempt open.
 
 The CLI tags every run with its pid, host and process start; a sweep (before each `kavi forge`, in
 `kavi doctor --fix`, and in the stale_run_sweep sensor) marks runs of dead processes failed, closes the attempts

@@ -53,7 +53,7 @@ def test_sensor_requests_one_run_per_ledger_state(kavi_home: KaviHome, records: 
     assert registry_file_mark(kavi_home.registry_path) == records.registry_mark() == (2, 2)
     done, _ = _evaluate(kavi_home, cursor)
     assert isinstance(done, dg.SkipReason) and "current" in str(done.skip_message)
-    # A later attempt of a trusted skill failing is not a demotion: trust belongs to the version (issue 10).
+    # A later attempt of a trusted skill failing is not a demotion: trust belongs to the version.
     records.set_status("beta_skill", ProposalStatus.FAILED, build_id=None, reason="a later attempt failed")
     assert records.registry_mark() == (2, 2)
     # A revocation of a version moves the mark (the count drops) and a promotion does (the sequence grows).
@@ -70,7 +70,7 @@ def test_sensor_requests_one_run_per_ledger_state(kavi_home: KaviHome, records: 
 
 def test_a_deleted_registry_is_regenerated_and_a_hand_edited_one_left_for_a_person(
         kavi_home: KaviHome, records: ForgeRecords) -> None:
-    """Issue 10: an edit is evidence. The sensor used to regenerate a hand-edited registry (erasing the edit); now it
+    """An edit is evidence. The sensor used to regenerate a hand-edited registry (erasing the edit); now it
     leaves it for `kavi verify` to report and `kavi registry rebuild` to rewrite. A deleted one is regenerated."""
     _promote(records, "alpha_skill")
     write_registry(records, kavi_home.registry_path)

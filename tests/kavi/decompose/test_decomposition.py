@@ -1,4 +1,4 @@
-"""Issue 12, part 1 (RIVA): decomposition answers are validated, bounded and recorded; a parent verifies only through
+"""RIVA: decomposition answers are validated, bounded and recorded; a parent verifies only through
 its trusted children and its own examples and holdouts; a failing child fails the parent; `kavi tree` shows it."""
 
 import copy

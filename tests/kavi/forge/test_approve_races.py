@@ -1,4 +1,4 @@
-"""Issue 10 item 11: approving a version that is already trusted says so and records nothing; of two concurrent
+"""Approving a version that is already trusted says so and records nothing; of two concurrent
 approvals one wins and the other is told who; the promotion hash chain stays linear across processes."""
 
 import os

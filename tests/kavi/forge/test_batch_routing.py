@@ -1,4 +1,4 @@
-"""Issue 13: runs of one batch route on the outcomes recorded before the batch, so a batch forged N at once picks
+"""Runs of one batch route on the outcomes recorded before the batch, so a batch forged N at once picks
 the same models (and so reaches the same verdicts) whatever order its runs finish in."""
 
 from datetime import UTC, datetime, timedelta

@@ -1,4 +1,4 @@
-"""Issue 10, item 7: the same proposal forged twice at once makes one attempt per forge, one after the other.
+"""The same proposal forged twice at once makes one attempt per forge, one after the other.
 
 An advisory lock per proposal (fcntl, under the home) is held around an attempt; the later caller waits (bounded)
 or is told who is forging. The lock dies with its holder.

@@ -1,4 +1,4 @@
-"""Issue 17 part 4: each trusted version's forge cost counts every attempt (failed ones too), the independent
+"""Each trusted version's forge cost counts every attempt (failed ones too), the independent
 implementations and the research advice, priced per model from configuration; its executions; and the break-even
 number of uses, defined in the output."""
 

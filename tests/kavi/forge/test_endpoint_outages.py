@@ -1,4 +1,4 @@
-"""Issue 34 item 1: an endpoint that fails is the endpoint's fault. A real OpenAI-compatible endpoint on loopback (the
+"""An endpoint that fails is the endpoint's fault. A real OpenAI-compatible endpoint on loopback (the
 stub) answers 500, 429 with Retry-After, a body that is not JSON, a cut-off body, a dropped connection, or stalls
 past the timeout: after the client's own retries each attempt ends as ENDPOINT_UNAVAILABLE, with no model outcome
 (the router's posteriors do not move), no attempt of the budget spent and no escalation; the retry sensor waits its

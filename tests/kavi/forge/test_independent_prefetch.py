@@ -1,5 +1,5 @@
-"""The independent implementation is asked for while the build is made (issue 13: two model answers per attempt
-one after the other made every attempt wait twice): the build step starts it in the background once the packet has
+"""The independent implementation is asked for while the build is made (two model answers per attempt,
+one after the other, made every attempt wait twice): the build step starts it in the background once the packet has
 routed the builder's model, and the verification takes the answer from that request."""
 
 import threading

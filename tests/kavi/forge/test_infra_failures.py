@@ -1,4 +1,4 @@
-"""Issue 10 item 9: infrastructure is not blamed on the model. A gate tool that cannot execute (126) or is not found
+"""Infrastructure is not blamed on the model. A gate tool that cannot execute (126) or is not found
 (127), a full disk or a file-size limit in the forge's own writes, and an oversized prompt are INFRASTRUCTURE
 failures: no model outcome, no posterior update, retried later with a backoff outside the model's budget. Transient
 5xx/429 answers are retried with backoff honouring Retry-After before anything is classified."""

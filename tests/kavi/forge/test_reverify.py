@@ -1,4 +1,4 @@
-"""Issue 17 part 3: every verification records the fingerprint of what judged it; when the fingerprint moves (here:
+"""Every verification records the fingerprint of what judged it; when the fingerprint moves (here:
 a user policy that refuses the `re` module word_count uses), re-verification re-runs the real gates, records the new
 verdict beside the old one, marks the version SUSPECT, `kavi run` refuses it with the reason, and a person's
 recorded decision reinstates it."""

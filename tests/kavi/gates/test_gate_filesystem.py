@@ -1,4 +1,4 @@
-"""Issue 10, item 2: code-running gates have filesystem isolation. A builder's test that writes to /tmp, to
+"""Code-running gates have filesystem isolation. A builder's test that writes to /tmp, to
 $HOME and into the skills home is contained (the files never appear) and the pytest gate reports a failure;
 the verification report's isolation metadata names the mount layer as active."""
 

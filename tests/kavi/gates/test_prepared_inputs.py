@@ -1,4 +1,4 @@
-"""The differential gate's generated inputs, prepared while a build waits for its model (issue 13): the same inputs
+"""The differential gate's generated inputs, prepared while a build waits for its model: the same inputs
 as generated in the gate, taken once by the next verification of the same proposal, case count and seed only."""
 
 from pathlib import Path

@@ -274,7 +274,7 @@ def test_a_steep_step_that_costs_nothing_at_the_bound_passes() -> None:
     assert resource_gate([PROBE], ResourceConfig(), _lines(times), ended=True).ok
 
 
-# -- a bound the proposal declares (max_size): issue 28 item 6, honest super-linear code --------------------------
+# -- a bound the proposal declares (max_size): honest super-linear code -------------------------------------------
 
 
 def _bounded(spec: dict[str, Any], field: str, bound: int) -> Proposal:

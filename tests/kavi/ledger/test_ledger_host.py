@@ -1,4 +1,4 @@
-"""Issue 13, item 1: the ledger's writes funnelled through one writer (kavi/ledger/host.py). While a host
+"""The ledger's writes funnelled through one writer (kavi/ledger/host.py). While a host
 serves the file, every process's unit of work goes through it — one transaction at a time, rolled back whole when it
 fails or its process dies — and no process meets DuckDB's file lock."""
 

@@ -1,4 +1,4 @@
-"""Issue 13, item 2: eight processes writing the ledger at once lose no row, duplicate none, and never surface the
+"""Eight processes writing the ledger at once lose no row, duplicate none, and never surface the
 file lock (each waits its turn through the store's retries)."""
 
 from pathlib import Path

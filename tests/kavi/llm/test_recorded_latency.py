@@ -1,4 +1,4 @@
-"""Issue 13, item 3: the recorded model replays a fixed latency per answer, not capped at 2 s, and serves
+"""The recorded model replays a fixed latency per answer, not capped at 2 s, and serves
 concurrent requests concurrently (a slow answer does not hold up the others)."""
 
 import json

@@ -1,4 +1,4 @@
-"""One recorded-model server per batch (issue 13): `kavi forge --all` / `kavi demo --concurrency N` start it before
+"""One recorded-model server per batch: `kavi forge --all` / `kavi demo --concurrency N` start it before
 the daemon and name it to every run worker in KAVI_RECORDED_BASE_URL; a worker then calls it (still labelled the
 recorded model) instead of loading every cassette into a server of its own."""
 

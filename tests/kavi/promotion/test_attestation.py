@@ -1,4 +1,4 @@
-"""Issue 17 part 5: each promotion writes an in-toto statement signed with the home's Ed25519 key; `kavi verify`
+"""Each promotion writes an in-toto statement signed with the home's Ed25519 key; `kavi verify`
 checks every signature; `kavi attest` exports one that another machine verifies. Real signatures: a flipped byte
 fails, a different key fails."""
 

@@ -1,4 +1,4 @@
-"""Issue 10 items 3 and 11: `kavi verify` never rewrites the registry. A registry that disagrees with the ledger is a
+"""`kavi verify` never rewrites the registry. A registry that disagrees with the ledger is a
 problem (exit 1, the file untouched) and only `kavi registry rebuild` rewrites it; a registry that is only behind the
 ledger is a note; a file in the skills folder that no promotion put there is a problem, with the fix."""
 

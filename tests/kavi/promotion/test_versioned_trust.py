@@ -1,4 +1,4 @@
-"""Issue 10 item 3: a trusted version keeps serving until a newer version is approved; a revised proposal is a new
+"""A trusted version keeps serving until a newer version is approved; a revised proposal is a new
 revision (its class change shown and approved by a person), never an edit of what is trusted; versions can be
 pinned in `kavi run`, in chains and in replays."""
 

@@ -1,4 +1,4 @@
-"""Issue 10, item 4: everything a proposal file can make the forge spend is bounded.
+"""Everything a proposal file can make the forge spend is bounded.
 
 Each refusal is one line, exit status 2 from `kavi propose`, no traceback, and nothing in the ledger.
 """

@@ -1,4 +1,4 @@
-"""Issue 10, item 1: every path a proposal carries stays inside the vault.
+"""Every path a proposal carries stays inside the vault.
 
 A proposal whose example carries `vault_files` with an absolute or climbing path used to make the acceptance
 runner write that file on the host during `kavi forge`. Now such a proposal is refused when it is validated

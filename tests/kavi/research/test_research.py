@@ -47,7 +47,7 @@ def test_fingerprint_stable_across_line_numbers() -> None:
 def test_stage_classification() -> None:
     assert classify(AttemptFailure("answer", "not JSON")).kind is FailureKind.LLM_BAD_OUTPUT
     assert classify(AttemptFailure("allowlist", "x", violations=["'../a' climbs"])).kind is FailureKind.GATE_VIOLATION
-    # An endpoint that is down is the endpoint's fault (issue 34); a refused key stays LLM_UNAVAILABLE.
+    # An endpoint that is down is the endpoint's fault; a refused key stays LLM_UNAVAILABLE.
     down = classify(AttemptFailure("llm", "down", llm_error_kind="UNAVAILABLE"))
     assert down.kind is FailureKind.ENDPOINT_UNAVAILABLE
     assert classify(AttemptFailure("llm", "no", llm_error_kind="AUTH", llm_terminal=True)).kind is \

@@ -1,4 +1,4 @@
-"""Issue 11, item 3: a person sees the learner's posterior curves on the asset page, and plots/ does not grow with
+"""A person sees the learner's posterior curves on the asset page, and plots/ does not grow with
 every materialization."""
 
 import os

@@ -1,4 +1,4 @@
-"""Issue 12 on the Dagster side: the coach's verdict is the check gate_coach of the partition, and the verification
+"""On the Dagster side: the coach's verdict is the check gate_coach of the partition, and the verification
 report's metadata carries the ceremony level, its reason and what it skipped (the real forge job, in process, on the
 recorded model)."""
 

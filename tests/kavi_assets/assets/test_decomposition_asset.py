@@ -1,4 +1,4 @@
-"""Issue 12, part 1 on the Dagster side: the `forge/decomposition` asset asks the (recorded) model for a
+"""On the Dagster side: the `forge/decomposition` asset asks the (recorded) model for a
 decomposition, adds the children as partitions, and shows parent → children → composition in its metadata."""
 
 from collections.abc import Iterator

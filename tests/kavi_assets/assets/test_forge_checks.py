@@ -1,4 +1,4 @@
-"""Issue 11, items 1, 2 and 4 on the Dagster side: gate checks are scoped to the proposal's partition and say which
+"""On the Dagster side: gate checks are scoped to the proposal's partition and say which
 skill, attempt and build they judged, with the tool's first messages as plain text; a failed gate is a failed
 check that blocks promotion, not a crashed step with a stack trace; and each partition's status is visible.
 

@@ -1,4 +1,4 @@
-"""Issue 11, item 3: `model_posteriors` carries its curves in a form the asset page draws inline, a table instead of
+"""`model_posteriors` carries its curves in a form the asset page draws inline, a table instead of
 a wide markdown table, and one PNG per distinct picture."""
 
 import dagster as dg
@@ -40,7 +40,7 @@ def test_model_posteriors_metadata_draws_curves_inline(kavi_home: KaviHome) -> N
 
 
 def test_the_learner_shows_coach_reviews_apart_from_builder_posteriors(kavi_home: KaviHome) -> None:
-    """Issue 12: the coach's record per model (approvals, requests for changes, answers it could not give) is its own
+    """The coach's record per model (approvals, requests for changes, answers it could not give) is its own
     table on the learner's asset; the builder posteriors do not count it."""
     from kavi.ledger.coach_records import CoachReviewRow, record_review
 

@@ -1,4 +1,4 @@
-"""Issue 34 item 4: exit codes that mean one thing, per command. 0 done; 1 a verdict against (or a check that found a
+"""Exit codes that mean one thing, per command. 0 done; 1 a verdict against (or a check that found a
 problem); 2 usage or configuration; 3 the environment (a full disk, the ledger file, the model endpoint)."""
 
 import json

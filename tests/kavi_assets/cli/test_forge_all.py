@@ -1,4 +1,4 @@
-"""Issue 13, item 1 and "what must hold": proposals forged 4 at once through Dagster's queue into one home give the
+"""Proposals forged 4 at once through Dagster's queue into one home give the
 verdicts of a sequential run, one recorded attempt per run, a clean `kavi verify` and no lock error."""
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 34 item 2: a full disk anywhere is one line and a closed attempt. The skills home and the Dagster home live on
+"""A full disk anywhere is one line and a closed attempt. The skills home and the Dagster home live on
 a real tmpfs of 96 MiB, mounted in a mount namespace of their own (tests/full_disk_driver.py), and the disk is filled
 for real: during `kavi forge` when the model is asked, and around `kavi run` with the execution log's last page
 nearly full. Needs root (to mount) and `unshare`; skipped elsewhere."""

@@ -1,4 +1,4 @@
-"""Issue 28 item 6: a bound a proposal declares on an input field (max_size) is enforced by the runtime before any
+"""A bound a proposal declares on an input field (max_size) is enforced by the runtime before any
 worker sees the input, and shown in the tool's input schema; the resource gate judges the skill up to it."""
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 10, item 10: no line meant for scripts wraps when stdout is not a terminal, however long its paths.
+"""No line meant for scripts wraps when stdout is not a terminal, however long its paths.
 
 CI runs this file (and the corpus test) a second time with a base temp longer than 150 characters.
 """

@@ -1,4 +1,4 @@
-"""Issue 10, item 4 (runtime side): `kavi run` / `kavi chain` inputs are bounded, and the execution audit log
+"""On the runtime side: `kavi run` / `kavi chain` inputs are bounded, and the execution audit log
 keeps a hash and a bounded excerpt of a huge input or output instead of the whole value."""
 
 import hashlib

@@ -85,7 +85,7 @@ def test_unwritable_log_runs_nothing(kavi_home: KaviHome) -> None:
     kavi_home.executions_log.mkdir()
     out = _refused(kavi_home, ["run", "write_note", "--yes", "--json", '{"path": "n.md", "content": "x"}'],
                    "the execution log (executions.jsonl) could not be written",
-                   status=3)  # the home's own file: the environment (issue 34), not the person's usage
+                   status=3)  # the home's own file: the environment, not the person's usage
     assert len(out.splitlines()) == 1
     assert _files(kavi_home) == []
 

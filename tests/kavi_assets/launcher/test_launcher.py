@@ -1,4 +1,4 @@
-"""Issue 13: the run launcher that forks each forge run worker from a preloaded host (kavi_assets/launcher).
+"""The run launcher that forks each forge run worker from a preloaded host (kavi_assets/launcher).
 
 `tests/kavi_assets/cli/test_forge_all.py` shows whole batches executed by forked workers; these tests pin the launcher's
 own promises: which runs it forks, its worker health check for the run monitor, termination, and a host that never

@@ -1,4 +1,4 @@
-"""Issue 13: the run queue of the daemon `kavi forge --all` starts takes a freed slot when a run worker ends, not at
+"""The run queue of the daemon `kavi forge --all` starts takes a freed slot when a run worker ends, not at
 its next timer tick (kavi_assets/launcher/wake.py, kavi_assets/launcher/daemon.py)."""
 
 import subprocess
