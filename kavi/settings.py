@@ -234,7 +234,7 @@ class KaviSettings(BaseSettings):
     forge_wait_s: float = 600.0
     auto_approve: tuple[str, ...] = ()
     research_advice: bool = False
-    warm_runner: bool = True
+    warm_runner: bool = False
     sandbox_off: tuple[str, ...] = ()
     dagster_log: str = "CRITICAL"
     evidence_levels: tuple[str, ...] = EVIDENCE_LEVEL_NAMES

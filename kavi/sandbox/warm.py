@@ -1,8 +1,10 @@
-"""The warm runner: gate jobs forked from a server that imported the gate tools once, with the same isolation.
+"""The warm runner: gate jobs forked from a server that imported the gate tools once, an opt-in for machines where
+bubblewrap cannot build the gate sandbox (`KAVI_WARM_RUNNER=1`; where the sandbox can be built it is never used).
 
 `run_sandboxed` starts a fresh interpreter per job, which pays the imports of pytest, coverage, mypy and
-pydantic every time (most of a gate's cost on a small skill). `run_warm` runs the same command line in a fork
-of a long-lived server (`kavi.sandbox.warm_server`) instead. The isolation is the same, layer by layer:
+pydantic every time (most of a gate's cost on a small skill). With the warm runner asked for, `run_warm` runs the
+same command line in a fork of a long-lived server (`kavi.sandbox.warm_server`) instead, with every limit of a
+fresh process but no mount isolation of its own, layer by layer:
 
 - environment: the server starts with a scrubbed environment; each job replaces it with its own scrubbed one;
 - rlimits: set by the forked child for the job before it runs (cpu, address space, file size, processes);
@@ -11,7 +13,7 @@ of a long-lived server (`kavi.sandbox.warm_server`) instead. The isolation is th
 - wall timeout: the forge kills the job's session and cgroup, as for a fresh process;
 - the server never runs generated code, cannot be ptrace'd by a job, and a job keeps none of its descriptors.
 
-Where the server cannot start, `run_warm` falls back to `run_sandboxed` and says so in the isolation report.
+Where the server is off or cannot start, `run_warm` runs `run_sandboxed` and says so in the isolation report.
 """
 
 import atexit
@@ -313,18 +315,18 @@ def _default_workdir() -> Path:
 
 
 def warm_runner(workdir: Path | None = None, enabled: bool | None = None) -> WarmRunner | None:
-    """This process's warm runner, started on first use (None when it cannot start here, or when `enabled` is
-    False; None: KAVI_WARM_RUNNER, through kavi.settings)."""
+    """This process's warm runner, started on first use (None when it cannot start here, or when it is not asked
+    for: `enabled` False, or None and KAVI_WARM_RUNNER off, its default)."""
     global _runner, _unavailable
     with _lock:
+        if not (read_setting("warm_runner") if enabled is None else enabled):
+            _unavailable = "the warm runner is off: KAVI_WARM_RUNNER=1 turns it on"
+            return None
         if _runner is not None and _runner.alive:
             return _runner
         if _runner is not None and os.getpid() == _runner.owner_pid:
             _runner.close()  # it died: start a fresh one
         _runner = None
-        if not (read_setting("warm_runner") if enabled is None else enabled):
-            _unavailable = "disabled by KAVI_WARM_RUNNER=0"
-            return None
         if _unavailable is not None and _unavailable.startswith("failed"):
             return None
         try:

@@ -148,10 +148,12 @@ def test_no_verdict_file_is_left_in_the_work_directory(tmp_path: Path, proposal:
 
 def test_the_same_attack_fails_on_the_warm_runner_path(tmp_path: Path, proposal: Proposal,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where bubblewrap is missing the job forks from the warm runner: the plugin reports the same way."""
+    """Where bubblewrap is missing and the warm runner is asked for, the job forks from it: the plugin reports the
+    same way."""
     from kavi.sandbox import jail
 
     monkeypatch.setattr(jail, "probe", lambda: "switched off for this test")
+    monkeypatch.setenv("KAVI_WARM_RUNNER", "1")
     res = _run(tmp_path, proposal, PLANT + FAILING)
     assert res["pytest"].details["isolation"]["interpreter"].startswith("active: forked from the warm runner")
     assert (tmp_path / "gates" / "pytest" / ".kavi-planted").exists()

@@ -15,13 +15,14 @@ from kavi.sandbox.warm import WarmRunner, run_warm, warm_runner
 
 @pytest.fixture(autouse=True)
 def _no_gate_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The warm runner is the fallback where bubblewrap cannot build the gate sandbox: test it as such."""
+    """The warm runner is the opt-in fallback where bubblewrap cannot build the gate sandbox: test it as such."""
     monkeypatch.setattr(jail, "probe", lambda: "switched off for the warm runner's own tests")
+    monkeypatch.setenv("KAVI_WARM_RUNNER", "1")
 
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory: pytest.TempPathFactory) -> WarmRunner:
-    r = warm_runner()
+    r = warm_runner(enabled=True)
     if r is None:
         pytest.skip("the warm runner cannot start here")
     return r
@@ -38,6 +39,18 @@ def test_runs_forked_with_every_layer_named(runner: WarmRunner, tmp_path: Path) 
                   "working_dir"):
         assert res.isolation[layer].startswith(("active", "omitted: ")), layer
     assert res.isolation["interpreter"].startswith("active: forked from the warm runner")
+
+
+def test_off_unless_asked_for_a_job_runs_in_a_fresh_interpreter(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An opt-in: without KAVI_WARM_RUNNER (even with a server already running in this process) a job starts a
+    fresh interpreter, and the report says why and how to turn the warm runner on."""
+    monkeypatch.delenv("KAVI_WARM_RUNNER")
+    assert warm_runner() is None
+    res = _py("import sys; print('hi', sys.argv)", tmp_path, wall_s=20)
+    assert res.returncode == 0 and res.stdout.strip() == "hi ['-c']"
+    assert res.isolation["interpreter"] == ("omitted: a fresh interpreter per job (the warm runner is off: "
+                                            "KAVI_WARM_RUNNER=1 turns it on)")
 
 
 def test_module_job_is_like_python_dash_m(runner: WarmRunner, tmp_path: Path) -> None:
