@@ -22,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # The errors the CLI reports as one line, each named by the module that defines it. Only modules already imported
 # are looked at: an error of a module nothing imported cannot have been raised, so reporting one never imports the
-# model client, the gates or the forge's steps (that took a refused `kavi run` from 0.4 to over 1 s).
+# model client, the gates or the forge's steps (README, figures behind design choices).
 EXPECTED_ERRORS: tuple[tuple[str, str], ...] = (
     ("kavi.proposals.model", "ProposalError"),
     ("kavi.ledger.record_base", "LedgerRecordError"),
