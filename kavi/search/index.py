@@ -169,8 +169,8 @@ def ledger_docs(records: ForgeRecords) -> tuple[tuple[Any, ...], list[Doc]]:
 
 
 # Index files are attached to one in-memory DuckDB database per process, with the fts and vss extensions loaded into
-# it once: a DuckDB of its own per index opened would cost about 9 ms to build and 30 ms (fts) plus 60-80 ms (vss)
-# to load the extensions again, at every build and every reader of a rebuilt file. One read-only attachment per
+# it once: a DuckDB of its own per index opened would be built and would load the extensions again, at every build
+# and every reader of a rebuilt file (README, figures behind design choices). One read-only attachment per
 # index file is kept while the file stays the same; a replaced file is detached before the path is attached again.
 # Attaching, detaching and the kept readers go through here, under the lock. Keyed by pid: a forked child builds
 # its own.

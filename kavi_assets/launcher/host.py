@@ -119,7 +119,7 @@ def preload() -> list[str]:
     try:
         from kavi_assets.launcher.storage import head_revision
 
-        head_revision()  # Dagster's migration scripts, read once here (12 ms a worker paid opening its instance)
+        head_revision()  # Dagster's migration scripts, read once here, not by each worker opening its instance
     except Exception:
         failed.append("Dagster's migration scripts")
     return failed
