@@ -1,11 +1,11 @@
 """Ledger files attached to one in-memory DuckDB database per process, instead of a new database per connection.
 
 `duckdb.connect(path)` builds a whole DuckDB instance (its catalog of built-in functions, its buffer pool and
-threads) and tears it down at `close()`: about 9 ms of CPU before the file is even read, and the ledger opens a
-connection per unit of work. Here each process keeps one in-memory instance; a unit of work ATTACHes the file,
-works in a cursor of its own (its own transaction), and the last unit of work open on that file DETACHes it. The
-file is opened and closed, and its lock taken and released, exactly when a connection of its own would have been,
-so other processes see the same one-writer lock as before.
+threads) and tears it down at `close()`, a cost paid before the file is even read (README, figures behind design
+choices), and the ledger opens a connection per unit of work. Here each process keeps one in-memory instance; a
+unit of work ATTACHes the file, works in a cursor of its own (its own transaction), and the last unit of work open
+on that file DETACHes it. The file is opened and closed, and its lock taken and released, exactly when a connection
+of its own would have been, so other processes see the same one-writer lock as before.
 
 Keyed by pid: a forked child builds its own instance (DuckDB's threads do not survive a fork).
 """

@@ -103,8 +103,8 @@ def _workspace_file(dagster_home: Path) -> Path:
     """The workspace of the daemon a batch starts: no code location. Its queue launches every run of the batch
     through the run launcher of dagster.yaml (kavi_assets/launcher), which forks the run worker from its run host, or
     starts `dagster api execute_run` itself, and never asks a code server; the daemon runs no sensor or schedule. A
-    code server would only import the forge once more while the batch starts: measured 2 CPU-s, and the first run
-    started ~1.5 s later (benchmarks/forge_parallel.py)."""
+    code server would only import the forge once more while the batch starts, and delay the first run (README,
+    "Forging many at once")."""
     path = dagster_home / "kavi-queue-workspace.yaml"
     text = ("# Written by kavi for the daemon `kavi forge --all` starts: no code location, as its run launcher needs\n"
             "# none (kavi_assets/launcher/prefork.py).\nload_from: []\n")
@@ -212,8 +212,8 @@ def shared_recorded_model(overrides: Mapping[str, str] | None = None) -> Iterato
     """The environment for the daemon (and so every run worker it launches): with no live endpoint configured, one
     recorded-model server on loopback for the whole batch, named in KAVI_RECORDED_BASE_URL and stopped at the end.
 
-    Without it each run worker starts its own server and loads every cassette (measured: most of a queued run's
-    CPU beyond a run in process). The workers still label it the recorded model (resources/llm.py asks its /health);
+    Without it each run worker starts its own server and loads every cassette, most of what a queued run cost
+    beyond a run in process. The workers still label it the recorded model (resources/llm.py asks its /health);
     the replayed latency (KAVI_RECORDED_LATENCY_S) is read here, from the same environment the workers get.
     `overrides`: variables the daemon gets besides this process's."""
     from kavi.llm.client import settings_from_env

@@ -10,7 +10,7 @@ installed where Dagster's daemon controller makes the queued-run daemon, for thi
 The exit: the daemon a batch starts (`kavi forge --all`, `kavi demo --concurrency N`) is stopped when the batch's
 last run has ended, and the command waits for it. Its daemon threads stop within milliseconds of SIGTERM, but the
 interpreter's exit then walks everything the daemon loaded (Dagster, the workspace, gRPC) with its final garbage
-collections: measured ~1.3 s of a batch's wall time, after its last run. As `kavi` itself does
+collections, a wait added to a batch's wall time after its last run (README, "Forging many at once"). As `kavi` does
 (kavi_assets/cli/main.py), one collection runs the finalizers of unreachable cycles as an ordinary exit would, and
 the objects still alive are frozen so that the exit's own collections skip them. The daemon's instance, workspace
 and code servers have been shut down by Dagster's own context managers before this runs.

@@ -1,10 +1,10 @@
 """The run host: one long-lived process that imported Dagster and the forge once, and forks a run worker per run.
 
 A run worker started the default way (a code server spawning a fresh interpreter per run) imports Dagster, openai,
-DuckDB, pydantic and the forge and loads the definitions before its first step: about 1.5 CPU-s per run, measured
-as 38% of a queued run's CPU with eight runs at once (benchmarks/forge_parallel.py). Forked from this host, a run
-worker starts with all of that in memory (copy-on-write) and runs exactly what `dagster api execute_run` runs — the
-run-worker entry point Dagster's Docker and Kubernetes launchers start — in a few milliseconds.
+DuckDB, pydantic and the forge and loads the definitions before its first step, most of a queued run's CPU with
+eight runs at once (README, "Forging many at once"). Forked from this host, a run worker starts with all of that
+in memory (copy-on-write) and runs exactly what `dagster api execute_run` runs — the run-worker entry point
+Dagster's Docker and Kubernetes launchers start — in a few milliseconds.
 
 Protocol, over the SOCK_SEQPACKET socket whose descriptor the launcher passes (`--fd`): the host sends
 `{"ready": true, "stamp": ...}` once its imports are done; each request `{"input_json": ...}` (a serialized

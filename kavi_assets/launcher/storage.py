@@ -7,10 +7,10 @@ again. Measured here, that was about a fifth of a forge run's CPU in the run wor
 queuing a run. These subclasses keep the engine (with no pool: every connection is still opened and closed as
 before, so locking, WAL and other processes see exactly what they saw) and remember the tables they found.
 
-Two more costs of a connection per statement, measured with eight runs at once: a commit waited ~8 ms on the disk
-(SQLite's default FULL sync writes the WAL to disk at every commit) and a close ~4.5 ms (the last connection to a
-WAL database to close checkpoints it into the database file and deletes the WAL) — about a second of every run,
-with the cores idle. So connections commit with `synchronous=NORMAL`, SQLite's advice for WAL: a commit is durable
+Two more costs of a connection per statement, with eight runs at once: a commit waits on the disk (SQLite's default
+FULL sync writes the WAL to disk at every commit) and a close may checkpoint (the last connection to a WAL database
+to close checkpoints it into the database file and deletes the WAL), with the cores idle (README, "Forging many at
+once", has the figures). So connections commit with `synchronous=NORMAL`, SQLite's advice for WAL: a commit is durable
 once written, synced at checkpoints, and the database is never corrupted; a power loss (not a crash of the process)
 may lose the last transactions of Dagster's own run records, never the ledger's. And a run worker holds one idle
 connection to each database it writes (`hold_connections`), so its own connections' closes are never the last.

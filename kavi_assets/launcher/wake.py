@@ -1,9 +1,8 @@
 """Run ends, seen as they happen: what wakes the run queue of the daemon `kavi forge --all` starts.
 
 Dagster's queued-run coordinator daemon dequeues on a timer: `dequeue_interval_seconds` (a whole number, at least
-1 s) after the start of its previous pass, checked every half second. A slot that a run frees waits for that timer:
-measured 0.54 s on average from a run's end to the start of the next, of a slot's ~11 s cycle with eight runs at once
-and a 5-second model answer (benchmarks/forge_parallel.py).
+1 s) after the start of its previous pass, checked every half second. A slot that a run frees waits for that timer
+(README, "Forging many at once", has the figures of benchmarks/forge_parallel.py).
 
 The run launcher (kavi_assets/launcher/prefork.py) lives in the daemon's process and knows each run worker's pid. It
 hands every worker to `RUN_ENDS.watch`, which holds a pidfd for it (Linux: a descriptor that becomes readable when
