@@ -37,7 +37,8 @@ def _alias(path: str) -> str:
     return "ledger_" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
 
 
-def _quoted(text: str) -> str:
+def sql_string(text: str) -> str:
+    """`text` as an SQL string literal (quotes doubled), for the statements that take no parameters (ATTACH, PRAGMA)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -76,7 +77,7 @@ def attach(path: str) -> AttachedConnection:
             if key in _stale:
                 base.execute(f"DETACH DATABASE IF EXISTS {alias}")
                 _stale.discard(key)
-            base.execute(f"ATTACH {_quoted(path)} AS {alias}")
+            base.execute(f"ATTACH {sql_string(path)} AS {alias}")
             _users[key] = 0
         _users[key] += 1
         try:

@@ -29,6 +29,7 @@ from typing import Any
 import duckdb
 
 from kavi.home import KaviHome
+from kavi.ledger.attached import sql_string
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
 from kavi.search.documents import MAX_QUERY_CHARS, Doc, Hit, Query, SearchError, clean_query, spec_query
@@ -197,8 +198,7 @@ def _attach(path: str, *, read_only: bool, extensions: tuple[str, ...]) -> tuple
     """A cursor of the process's database with the file at `path` attached and selected, and its alias."""
     base = _database(*extensions)
     alias = f"search_{next(_attachments)}"
-    quoted = path.replace("'", "''")
-    base.execute(f"ATTACH '{quoted}' AS {alias}" + (" (READ_ONLY)" if read_only else ""))
+    base.execute(f"ATTACH {sql_string(path)} AS {alias}" + (" (READ_ONLY)" if read_only else ""))
     try:
         cur = base.cursor()
         cur.execute(f"USE {alias}")
@@ -360,10 +360,9 @@ class SearchIndex:
                             [[d.doc_id, d.kind, d.name, d.version, d.side_effect_class, lexical(d.name_text),
                               lexical(d.description), lexical(d.schema_text), lexical(d.examples_text),
                               json.dumps(d.inputs), json.dumps(d.outputs), d.description] for d in mine])
-            ignore = FTS_IGNORE.replace("'", "''")
             con.execute(f"PRAGMA create_fts_index('{table}', 'doc_id', 'name_text', 'description', 'schema_text', "
-                        f"'examples_text', stemmer = 'porter', stopwords = 'english', ignore = '{ignore}', "
-                        "overwrite = 1)")
+                        f"'examples_text', stemmer = 'porter', stopwords = 'english', "
+                        f"ignore = {sql_string(FTS_IGNORE)}, overwrite = 1)")
             selfs = con.execute(_bm25_sql(kind, query=False)).fetchall()
             con.executemany(f"UPDATE {table} SET self_score = ? WHERE doc_id = ?", [[r[1], r[0]] for r in selfs])
         con.execute("INSERT INTO meta VALUES ('signature', ?), ('mode', ?), ('count', ?)",
