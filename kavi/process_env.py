@@ -16,6 +16,12 @@ def export(variables: Mapping[str, str]) -> None:
     os.environ.update(variables)
 
 
+def export_defaults(variables: Mapping[str, str]) -> None:
+    """Set each of `variables` that this process's environment does not already hold (a person's value wins)."""
+    for name, value in variables.items():
+        os.environ.setdefault(name, value)
+
+
 @contextmanager
 def exported(variables: Mapping[str, str]) -> Iterator[None]:
     """`variables` set in this process's environment for the block, each restored (or unset again) after it."""

@@ -106,6 +106,11 @@ def main() -> None:
     import gc
     import sys
 
+    from kavi.process_env import export_defaults
+
+    # No pydantic plugins unless a person asks for them: finding them reads every installed distribution's entry
+    # points, in this process and in each child it starts (the gate jobs' environment says the same).
+    export_defaults({"PYDANTIC_DISABLE_PLUGINS": "__all__"})
     command = _command_of(sys.argv)
     if command == "runtime_cmd" and sys.argv[1:2] == ["run"] and "--help" not in sys.argv[2:]:
         _start_call_worker()

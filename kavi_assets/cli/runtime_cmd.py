@@ -1,5 +1,6 @@
 """Runtime commands: list, run, chain, replay, tail, session, verify and doctor."""
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -246,6 +247,9 @@ def run(
     data = _parse_json_option(json_input, "--json")
     h = _home(home)
     runner, _, _ = _runner(h, workers=workers)
+    # What the command has built so far lives until it exits: the collection at its end (kavi_assets.cli.main)
+    # looks only at what the call allocates.
+    gc.freeze()
     if not isinstance(data, dict):
         raise typer.BadParameter("--json must be a JSON object of the skill's input fields")
     from kavi.runtime.errors import SkillNotTrusted

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kavi.process_env import export, exported, replace_environment
+from kavi.process_env import export, export_defaults, exported, replace_environment
 from kavi.settings import child_environment, read_setting
 
 
@@ -48,3 +48,27 @@ def test_a_replaced_environment_holds_exactly_the_variables_given(monkeypatch: p
         assert not set(seen) & (set(saved) - {"HOME", "TMPDIR"})
     finally:
         replace_environment(saved)
+
+
+def test_defaults_are_set_only_where_the_environment_holds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAVI_DAGSTER_LOG", "INFO")
+    monkeypatch.delenv("KAVI_HOME", raising=False)
+    export_defaults({"KAVI_DAGSTER_LOG": "DEBUG", "KAVI_HOME": "/srv/kavi"})
+    assert os.environ["KAVI_DAGSTER_LOG"] == "INFO"  # a person's value wins
+    assert os.environ["KAVI_HOME"] == "/srv/kavi"
+    monkeypatch.delenv("KAVI_HOME")
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "__all__"), ("", ""), ("logfire", "logfire")])
+def test_the_kavi_command_loads_no_pydantic_plugins_unless_a_person_asks(given: str | None, seen: str) -> None:
+    code = ("import atexit, os, sys\n"
+            "sys.argv = ['kavi', '--version']\n"
+            "atexit.register(lambda: print('plugins=' + repr(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))))\n"
+            "from kavi_assets.cli.main import main\n"
+            "main()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if given is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = given
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert f"plugins={seen!r}" in out.stdout

@@ -32,3 +32,20 @@ def test_variables_without_the_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     assert read_setting("columns") == "not-a-number"  # text: the console ignores a width that is not a number
     assert read_setting("ledger_stats_dir") == "/tmp/stats"
     assert config_problems({"COLUMNS": "not-a-number"}) == []
+
+
+def test_every_unset_field_reads_as_its_default_and_a_set_one_as_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kavi.settings import KaviSettings, env_name
+
+    defaults = KaviSettings.from_environ({})
+    for field in KaviSettings.model_fields:
+        if field == "env_secrets":
+            continue
+        monkeypatch.delenv(env_name(field), raising=False)
+        assert read_setting(field) == getattr(defaults, field), field
+    monkeypatch.setenv("KAVI_RUN_WORKERS", "7")
+    monkeypatch.setenv("KAVI_SANDBOX_OFF", "seccomp,net")
+    assert read_setting("run_workers") == 7
+    assert read_setting("sandbox_off") == ("net", "seccomp")
+    monkeypatch.setenv("KAVI_RUN_WORKERS", "")  # blank: the default again
+    assert read_setting("run_workers") == defaults.run_workers
