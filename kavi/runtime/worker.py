@@ -88,13 +88,14 @@ def _tmp_root() -> Path:
 class Worker:
     """One started worker, waiting for its one request."""
 
-    def __init__(self) -> None:
+    def __init__(self, off_layers: frozenset[str] | None = None) -> None:
+        """`off_layers`: the sandbox layers switched off (None: as the settings say)."""
         self.cwd = fresh_dir(_tmp_root(), "w")
         argv = [sys.executable, "-I", "-m", "kavi.runtime.worker_main"]
         # Started from one long-lived thread: bubblewrap's --die-with-parent fires when the *thread* that started
         # it ends, so a worker started from a short-lived thread would be killed with it.
         self.process = _spawner().submit(SandboxedProcess, argv, cwd=self.cwd, limits=WORKER_LIMITS,
-                                         scratch=True, probe=False).result()
+                                         scratch=True, probe=False, off_layers=off_layers).result()
         self._buffer = b""
         self._ready = False
         self.started_at = time.monotonic()
@@ -283,8 +284,13 @@ class WorkerPool:
     """Workers started ahead of need: `take` hands one out (starting one if none is waiting) and starts its
     replacement in the background. At most `size` calls run at once; past that `take` raises PoolBusy."""
 
-    def __init__(self, size: int, *, warm: int | None = None, refill: bool = True) -> None:
+    def __init__(self, size: int, *, warm: int | None = None, refill: bool = True,
+                 assume_off: frozenset[str] | None = None) -> None:
+        """`assume_off`: start the workers with these sandbox layers switched off before the settings are read (a
+        command starting its worker first); `take` checks the assumption against the settings and replaces a
+        worker built on a wrong one."""
         self.size = max(1, size)
+        self._assumed_off = assume_off
         # Two waiting workers cover an agent's calls one after another and a second client's; more would cost a
         # sandboxed interpreter each while idle.
         self.warm = min(self.size, DEFAULT_WARM) if warm is None else max(0, min(warm, self.size))
@@ -309,7 +315,7 @@ class WorkerPool:
         def start() -> None:
             worker: Worker | None = None
             try:
-                worker = Worker()
+                worker = Worker(self._assumed_off)
                 worker.wait_ready()
             except Exception:
                 worker = None
@@ -336,7 +342,7 @@ class WorkerPool:
             while worker is None:
                 while self._idle:
                     candidate = self._idle.pop(0)
-                    if candidate.alive():
+                    if candidate.alive() and self._as_configured(candidate):
                         worker = candidate
                         break
                     candidate.close()
@@ -352,6 +358,15 @@ class WorkerPool:
                 self.give_back()
                 raise
         return worker
+
+    def _as_configured(self, worker: Worker) -> bool:
+        """Whether `worker` has the sandbox layers the settings ask for (always, unless the pool assumed them)."""
+        if self._assumed_off is None:
+            return True
+        if worker.process.off_layers == jail.switched_off():
+            return True
+        self._assumed_off = None  # the settings say otherwise: every later worker follows them
+        return False
 
     def give_back(self, *, refill: bool = True) -> None:
         """A call taken from the pool has ended (its worker is spent). Without `refill` its replacement waits for
@@ -397,7 +412,9 @@ def one_call_pool() -> WorkerPool:
     caller. The command starts it before it imports the rest, so the worker starts beside those imports."""
     global _one_call
     if _one_call is None:
-        _one_call = WorkerPool(1, warm=1, refill=False)
+        # Started before the command reads its settings: with every layer, as KAVI_SANDBOX_OFF (a containment
+        # test's setting) almost always leaves it; `take` replaces the worker when that setting says otherwise.
+        _one_call = WorkerPool(1, warm=1, refill=False, assume_off=frozenset())
     return _one_call
 
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kavi.sandbox.seccomp import CompiledFilter, SeccompUnavailable, compiled_filter, filter_fd
-from kavi.settings import read_setting
 
 SANDBOX_UID = 65534
 SANDBOX_GID = 65534
@@ -55,8 +54,14 @@ OWN_MOUNTS = ("/tmp", "/dev", "/dev/shm", "/proc", "/etc")
 
 
 def switched_off(layers: Iterable[str] | None = None) -> frozenset[str]:
-    """The layers KAVI_SANDBOX_OFF switches off (a containment test's setting): `layers`, else the variable alone."""
-    return frozenset(read_setting("sandbox_off") if layers is None else layers)
+    """The layers KAVI_SANDBOX_OFF switches off (a containment test's setting): `layers`, else the variable alone.
+    The settings are imported here, not with this module: a caller that names the layers (a worker started before
+    the command has read its settings, kavi.runtime.worker) builds a sandbox without them."""
+    if layers is not None:
+        return frozenset(layers)
+    from kavi.settings import read_setting
+
+    return frozenset(read_setting("sandbox_off"))
 
 
 @dataclass
@@ -196,10 +201,11 @@ def _scratch_mounts(cwd: Path, size: int) -> list[str]:
 
 
 def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool = False,
-          scratch_bytes: int | None = None) -> JailCommand:
+          scratch_bytes: int | None = None, off_layers: Iterable[str] | None = None) -> JailCommand:
     """The bubblewrap prefix for one command run in `cwd` (writable), with `rw` also writable. With
-    `scratch_bytes`, `cwd` is instead a tmpfs of that size holding its files read-only (see _scratch_mounts)."""
-    off = frozenset() if probing else switched_off()
+    `scratch_bytes`, `cwd` is instead a tmpfs of that size holding its files read-only (see _scratch_mounts).
+    `off_layers`: the layers switched off (None: as KAVI_SANDBOX_OFF says)."""
+    off = frozenset() if probing else switched_off(off_layers)
     bwrap = _bwrap()
     assert bwrap is not None
     outer: list[str] = [bwrap, "--die-with-parent", "--new-session"]

@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,8 +226,8 @@ def _drain(stream: object, sink: bytearray) -> None:
             sink.extend(chunk[: MAX_CAPTURE - len(sink)])
 
 
-def _cgroup_for(limits: Limits, isolation: dict[str, str]) -> "_PidsCgroup | None":
-    if "cgroup" in jail.switched_off():
+def _cgroup_for(limits: Limits, isolation: dict[str, str], off: frozenset[str]) -> "_PidsCgroup | None":
+    if "cgroup" in off:
         isolation["cgroup"] = f"omitted: switched off by {jail.OFF_VARIABLE} (containment test)"
         return None
     if pids_cgroup_available():
@@ -294,7 +294,9 @@ class _Prepared:
 
 
 def _prepare(argv: Sequence[str], *, cwd: Path, limits: Limits, env_extra: Mapping[str, str] | None,
-             rw: Sequence[Path], scratch: bool, probe: bool = True) -> _Prepared:
+             rw: Sequence[Path], scratch: bool, probe: bool = True,
+             off_layers: Iterable[str] | None = None) -> _Prepared:
+    off = jail.switched_off(off_layers)
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "home").mkdir(exist_ok=True)
     (cwd / "tmp").mkdir(exist_ok=True)
@@ -305,14 +307,14 @@ def _prepare(argv: Sequence[str], *, cwd: Path, limits: Limits, env_extra: Mappi
         "wall_timeout": f"active: {limits.wall_s:.0f}s, kills the whole process group",
         "working_dir": "active: cwd, HOME and TMPDIR inside the sandbox",
     }
-    cgroup = _cgroup_for(limits, isolation)
+    cgroup = _cgroup_for(limits, isolation, off)
     prefix: tuple[str, ...] = ()
     pass_fds: list[int] = []
     jail_cmd: jail.JailCommand | None = None
     problem = jail.probe() if probe else jail.quick_problem()
     if problem is None:
         jail_cmd = jail.build(cwd, rw, network=limits.network,
-                              scratch_bytes=limits.scratch_mb * 1024 * 1024 if scratch else None)
+                              scratch_bytes=limits.scratch_mb * 1024 * 1024 if scratch else None, off_layers=off)
         jail.hand_over([cwd, *rw], jail_cmd.run_as)
         prefix = tuple(jail_cmd.prefix)
         pass_fds = list(jail_cmd.pass_fds)
@@ -427,10 +429,14 @@ class SandboxedProcess:
     `kill` ends it and everything it started, at once; `close` also frees its cgroup."""
 
     def __init__(self, argv: Sequence[str], *, cwd: Path, limits: Limits,
-                 env_extra: Mapping[str, str] | None = None, scratch: bool = True, probe: bool = True) -> None:
+                 env_extra: Mapping[str, str] | None = None, scratch: bool = True, probe: bool = True,
+                 off_layers: Iterable[str] | None = None) -> None:
         """With `probe` false, the sandbox is built without first proving it can be (`jail.quick_problem` only):
-        the caller notices a command that never starts and asks `jail.probe` why."""
-        self._prep = _prepare(argv, cwd=cwd, limits=limits, env_extra=env_extra, rw=(), scratch=scratch, probe=probe)
+        the caller notices a command that never starts and asks `jail.probe` why. `off_layers`: the layers switched
+        off (None: as KAVI_SANDBOX_OFF says)."""
+        self.off_layers = jail.switched_off(off_layers)
+        self._prep = _prepare(argv, cwd=cwd, limits=limits, env_extra=env_extra, rw=(), scratch=scratch, probe=probe,
+                              off_layers=self.off_layers)
         self.isolation = self._prep.isolation
         self.stderr = bytearray()
         try:

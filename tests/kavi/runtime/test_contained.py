@@ -422,3 +422,48 @@ def test_a_worker_that_stops_reading_is_killed_at_its_deadline(runner: SkillRunn
     record = runner.run("probe", {"action": "flood"}, confirmed=True)
     assert record.timed_out is True
     assert time.monotonic() - t0 < 30
+
+
+def test_a_worker_started_before_the_settings_follows_them_once_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `kavi run` starts its worker with every layer before it reads KAVI_SANDBOX_OFF; when that setting switches a
+    # layer off, the worker handed out is one built as the setting says, not the early one.
+    monkeypatch.setenv("KAVI_SANDBOX_OFF", "pid")
+    pool = WorkerPool(1, warm=1, refill=False, assume_off=frozenset())
+    try:
+        worker = pool.take()
+        try:
+            assert worker.process.off_layers == frozenset({"pid"})
+            assert worker.isolation["pid"].startswith("omitted: switched off by KAVI_SANDBOX_OFF")
+        finally:
+            worker.close()
+            pool.give_back()
+    finally:
+        pool.close()
+    monkeypatch.delenv("KAVI_SANDBOX_OFF")
+    pool = WorkerPool(1, warm=1, refill=False, assume_off=frozenset())
+    try:
+        worker = pool.take()
+        try:
+            assert worker.process.off_layers == frozenset()
+            assert worker.isolation["pid"].startswith("active")
+        finally:
+            worker.close()
+            pool.give_back()
+    finally:
+        pool.close()
+
+
+def test_kavi_runs_worker_starts_before_the_settings_are_imported() -> None:
+    # What lets the call's worker start beside the command's imports: starting it needs neither the settings model
+    # nor pydantic.
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from kavi.runtime.worker import one_call_pool\n"
+            "pool = one_call_pool()\n"
+            "print(sorted(m for m in ('kavi.settings', 'pydantic', 'pydantic_settings') if m in sys.modules))\n"
+            "pool.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
