@@ -424,6 +424,18 @@ def run_sandboxed(
     )
 
 
+def _lower_autogroup(pid: int, niceness: int) -> None:
+    """Set the niceness of `pid`'s session group (/proc/PID/autogroup, "/autogroup-N nice K") to `niceness` when it
+    is lower; nothing where the kernel does not group by session or the file cannot be written."""
+    path = f"/proc/{pid}/autogroup"
+    try:
+        current = int(Path(path).read_text().split()[-1])
+        if current < niceness:
+            Path(path).write_text(str(niceness))
+    except (OSError, ValueError, IndexError):
+        return
+
+
 class SandboxedProcess:
     """A long-lived command in the gate sandbox, talked to over its stdin and stdout (its stderr is kept, bounded).
     `kill` ends it and everything it started, at once; `close` also frees its cgroup."""
@@ -458,7 +470,9 @@ class SandboxedProcess:
 
     def lower_priority(self, niceness: int) -> int:
         """Give every thread of the command and of what it started the CPU niceness `niceness` (only ever lower a
-        priority: a higher niceness). Returns how many threads were changed."""
+        priority: a higher niceness), and the same to their sessions' scheduling groups where the kernel groups
+        by session (autogroup): there a thread's niceness weighs it only against its own session, and the command
+        runs in sessions of its own. Returns how many threads were changed."""
         pids = {self.proc.pid, *(self._prep.cgroup.pids() if self._prep.cgroup is not None else ())}
         changed = 0
         seen: set[int] = set()
@@ -472,6 +486,7 @@ class SandboxedProcess:
                 tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
             except (OSError, ValueError):
                 continue
+            _lower_autogroup(pid, niceness)
             for tid in tids:
                 with contextlib.suppress(OSError, ValueError):
                     todo.extend(int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split())

@@ -162,11 +162,22 @@ def _workers_cpu_and_niceness() -> dict[int, tuple[int, int]]:
     return found
 
 
+def _autogroup_nice(pid: int) -> int | None:
+    """The niceness of `pid`'s session group where the kernel groups by session, else None."""
+    try:
+        if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
+            return None
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: object) -> None:
     """After a quarter second of computing a call's worker runs at niceness 10, so another client's short call and
     the server come first on a busy machine; its deadline is unchanged."""
     cpu: dict[int, int] = {}
     seen: dict[int, list[int]] = {}  # each worker's niceness as it changed
+    groups: dict[int, list[int | None]] = {}  # and its session group's, where the kernel groups by session
     done = threading.Event()
 
     def watch() -> None:
@@ -175,6 +186,9 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
                 cpu[pid] = ticks
                 if not seen.get(pid) or seen[pid][-1] != nice:
                     seen.setdefault(pid, []).append(nice)
+                group = _autogroup_nice(pid)
+                if not groups.get(pid) or groups[pid][-1] != group:
+                    groups.setdefault(pid, []).append(group)
             time.sleep(0.02)
 
     watcher = threading.Thread(target=watch)
@@ -187,6 +201,10 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
     assert record.timed_out is True
     spinning = max(cpu, key=lambda pid: cpu[pid])  # the call's worker (another still being reaped computes nothing)
     assert seen[spinning] == [0, 10]  # at its normal priority first, then lowered (and never raised again)
+    # Where the kernel weighs sessions against each other first, the worker's own session is lowered too: a
+    # thread's niceness alone would weigh it only against the other threads of that session.
+    if groups[spinning] != [None]:
+        assert groups[spinning] == [0, 10]
 
 
 def test_a_forked_child_dies_with_its_call(runner: SkillRunner, probe: object) -> None:
