@@ -21,6 +21,7 @@ from kavi.sandbox import jail
 MAX_CAPTURE = 200_000
 PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")
 MEMORY_CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
+CPU_CGROUP_ROOT = Path("/sys/fs/cgroup/cpu")
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -89,7 +90,7 @@ def sweep_leaked_cgroups(min_age_s: float = LEAKED_AFTER_S) -> int:
     before it removed them); the kernel refuses to remove one a process is still in. Returns how many went."""
     removed = 0
     now = time.time()
-    for root in (PIDS_CGROUP_ROOT, MEMORY_CGROUP_ROOT):
+    for root in (PIDS_CGROUP_ROOT, MEMORY_CGROUP_ROOT, CPU_CGROUP_ROOT):
         try:
             entries = [e for e in root.iterdir() if e.name.startswith("kavi-") and e.is_dir()]
         except OSError:
@@ -146,6 +147,34 @@ class _PidsCgroup:
             except OSError:
                 with contextlib.suppress(OSError):
                     mem.rmdir()
+        self.cpu: Path | None = None  # made when the job is told to yield (make_idle)
+
+    def make_idle(self) -> bool:
+        """Move the job's processes into a CPU group of their own that runs only when nothing else wants the CPU
+        (cpu.idle; where the kernel lacks it, the lowest weight). Stronger than niceness: the kernel weighs groups
+        (and sessions) against each other before the threads inside them. False where no such group can be made."""
+        if self.cpu is None:
+            if not CPU_CGROUP_ROOT.is_dir():
+                return False
+            cpu = CPU_CGROUP_ROOT / self.path.name
+            try:
+                cpu.mkdir()
+                idle = cpu / "cpu.idle"
+                if idle.exists():
+                    idle.write_text("1")
+                else:
+                    (cpu / "cpu.shares").write_text("2")
+            except OSError:
+                with contextlib.suppress(OSError):
+                    cpu.rmdir()
+                return False
+            self.cpu = cpu
+        moved = False
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                (self.cpu / "cgroup.procs").write_text(str(pid))
+                moved = True
+        return moved
 
     def join_path(self) -> str:
         return str(self.path / "cgroup.procs")
@@ -182,7 +211,7 @@ class _PidsCgroup:
 
     def remove(self) -> None:
         self.kill_all()
-        for path in (self.path, self.memory):
+        for path in (self.path, self.memory, self.cpu):
             if path is None:
                 continue
             end = time.monotonic() + 2.0
@@ -472,7 +501,8 @@ class SandboxedProcess:
         """Give every thread of the command and of what it started the CPU niceness `niceness` (only ever lower a
         priority: a higher niceness), and the same to their sessions' scheduling groups where the kernel groups
         by session (autogroup): there a thread's niceness weighs it only against its own session, and the command
-        runs in sessions of its own. Returns how many threads were changed."""
+        runs in sessions of its own. Where a CPU cgroup can be made, its processes also move to one that runs only
+        when nothing else wants the CPU (_PidsCgroup.make_idle). Returns how many threads were changed."""
         pids = {self.proc.pid, *(self._prep.cgroup.pids() if self._prep.cgroup is not None else ())}
         changed = 0
         seen: set[int] = set()
@@ -494,6 +524,8 @@ class SandboxedProcess:
                     if os.getpriority(os.PRIO_PROCESS, tid) < niceness:
                         os.setpriority(os.PRIO_PROCESS, tid, niceness)
                         changed += 1
+        if self._prep.cgroup is not None:
+            self._prep.cgroup.make_idle()
         return changed
 
     def kill(self, *, wait: bool = True) -> None:

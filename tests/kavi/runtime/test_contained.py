@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 import socket
 import threading
 import time
@@ -162,6 +163,18 @@ def _workers_cpu_and_niceness() -> dict[int, tuple[int, int]]:
     return found
 
 
+def _cpu_group_idle(pid: int) -> bool | None:
+    """Whether `pid` is in a kavi CPU cgroup that runs only when nothing else wants the CPU (None: not in one)."""
+    try:
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, controllers, group = line.split(":", 2)
+            if "cpu" in controllers.split(",") and group.startswith("/kavi-"):
+                return Path(f"/sys/fs/cgroup/cpu{group}/cpu.idle").read_text().strip() == "1"
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def _autogroup_nice(pid: int) -> int | None:
     """The niceness of `pid`'s session group where the kernel groups by session, else None."""
     try:
@@ -178,6 +191,7 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
     cpu: dict[int, int] = {}
     seen: dict[int, list[int]] = {}  # each worker's niceness as it changed
     groups: dict[int, list[int | None]] = {}  # and its session group's, where the kernel groups by session
+    idle: dict[int, list[bool | None]] = {}  # and whether it is in a CPU cgroup that runs only when nothing else does
     done = threading.Event()
 
     def watch() -> None:
@@ -189,6 +203,9 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
                 group = _autogroup_nice(pid)
                 if not groups.get(pid) or groups[pid][-1] != group:
                     groups.setdefault(pid, []).append(group)
+                in_idle = _cpu_group_idle(pid)
+                if not idle.get(pid) or idle[pid][-1] != in_idle:
+                    idle.setdefault(pid, []).append(in_idle)
             time.sleep(0.02)
 
     watcher = threading.Thread(target=watch)
@@ -205,6 +222,12 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
     # thread's niceness alone would weigh it only against the other threads of that session.
     if groups[spinning] != [None]:
         assert groups[spinning] == [0, 10]
+    # Where a CPU cgroup can be made (cgroup v1's cpu controller, writable), it moves to one that runs only when
+    # nothing else wants the CPU.
+    from kavi.sandbox.runner import CPU_CGROUP_ROOT
+
+    if os.access(CPU_CGROUP_ROOT, os.W_OK):
+        assert idle[spinning] == [None, True]
 
 
 def test_a_forked_child_dies_with_its_call(runner: SkillRunner, probe: object) -> None:
