@@ -167,11 +167,14 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     w.tcp_port, w.udp_port = tcp.getsockname()[1], udp.getsockname()[1]
     threading.Thread(target=_serve_tcp, args=(tcp, w.tcp_hits), daemon=True).start()
     threading.Thread(target=_serve_udp, args=(udp, w.udp_hits), daemon=True).start()
-    w.victims["root"] = subprocess.Popen(["sleep", "120"])
+    # Each victim in a session of its own: a test that switches the PID layer off lets its attack kill the test
+    # process's group, and the victims of a world in another test process (pytest-xdist's workers share that group)
+    # must not be in it.
+    w.victims["root"] = subprocess.Popen(["sleep", "120"], start_new_session=True)
     setpriv = shutil.which("setpriv")
     same_uid = ([setpriv, f"--reuid={jail.SANDBOX_UID}", f"--regid={jail.SANDBOX_GID}", "--clear-groups"]
                 if os.geteuid() == 0 and setpriv else [])
-    w.victims["same_uid"] = subprocess.Popen([*same_uid, "sleep", "120"])
+    w.victims["same_uid"] = subprocess.Popen([*same_uid, "sleep", "120"], start_new_session=True)
     w.snapshot = w.files()
     try:
         yield w
