@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from kavi.proposals.bounds import SAFE_LOADER
+from kavi.proposals.yaml_bounds import SAFE_LOADER
 from kavi.settings import KaviSettings, read_setting
 
 LABEL = "kavi-recorded-model (replay, not a live model)"

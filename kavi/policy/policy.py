@@ -8,7 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from kavi.proposals.bounds import SAFE_LOADER
+from kavi.proposals.yaml_bounds import SAFE_LOADER
 
 DEFAULT_POLICY = Path(__file__).resolve().parent / "default_policy.yaml"
 # The capability map of the standard library (and the third-party modules a skill may meet): the `modules` section

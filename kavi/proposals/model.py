@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,7 +25,6 @@ from kavi.proposals.bounds import (
     BoundsError,
     check_regular_file,
     parse_json_bounded,
-    parse_yaml_bounded,
     read_bounded,
 )
 from kavi.proposals.paths import check_vault_relpaths
@@ -324,25 +322,39 @@ def check_build_prompt(proposal: Proposal, source: str = "proposal", max_prompt_
         raise ProposalError(f"{source}: {err}") from None
 
 
-def parse_proposal_text(text: str, source: str = "proposal", fmt: str | None = None, *,
-                        max_prompt_chars: int | None = None) -> Proposal:
-    """Parse YAML or JSON text (JSON is YAML, but JSON errors read better from json), within the bounds of
-    kavi.proposals.bounds, validate it, and check that its build prompt fits the prompt bound."""
-    fmt = fmt or ("json" if text.lstrip().startswith("{") else "yaml")
+def _parsed_json(text: str, source: str) -> Any:
     try:
-        if fmt == "json":
-            data = parse_json_bounded(text, PROPOSAL_BOUNDS, "the proposal")
-        else:
-            data = parse_yaml_bounded(text, PROPOSAL_BOUNDS, "the proposal")
+        return parse_json_bounded(text, PROPOSAL_BOUNDS, "the proposal")
     except BoundsError as err:
         raise ProposalError(f"{source}: {err}") from None
     except json.JSONDecodeError as err:
         raise ProposalError(f"{source}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+
+
+def _parsed_yaml(text: str, source: str) -> Any:
+    """YAML text within the proposal bounds (PyYAML is imported here, by what reads YAML, not by every importer of
+    the proposal model)."""
+    import yaml
+
+    from kavi.proposals.yaml_bounds import parse_yaml_bounded
+
+    try:
+        return parse_yaml_bounded(text, PROPOSAL_BOUNDS, "the proposal")
+    except BoundsError as err:
+        raise ProposalError(f"{source}: {err}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise ProposalError(f"{source}: malformed YAML{where}: {problem}") from None
+
+
+def parse_proposal_text(text: str, source: str = "proposal", fmt: str | None = None, *,
+                        max_prompt_chars: int | None = None) -> Proposal:
+    """Parse YAML or JSON text (JSON is YAML, but JSON errors read better from json), within the bounds of
+    kavi.proposals.bounds, validate it, and check that its build prompt fits the prompt bound."""
+    fmt = fmt or ("json" if text.lstrip().startswith("{") else "yaml")
+    data = _parsed_json(text, source) if fmt == "json" else _parsed_yaml(text, source)
     proposal = parse_proposal(data, source)
     check_build_prompt(proposal, source, max_prompt_chars)
     return proposal
