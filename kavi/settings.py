@@ -455,19 +455,19 @@ def _setting_of(field: str, raw: str | None) -> Any:
     """One field's value from its variable's text: the same text always gives the same value, so a core function on
     a hot path (each query of the trusted versions) does not build a settings model each time; a bad value raises
     again at every call (exceptions are not cached)."""
-    return getattr(_defaults() if raw is None else _alone_settings(((env_name(field), raw),)), field)
+    return getattr(_defaults() if raw is None else _alone_settings({env_name(field): raw}), field)
 
 
 @functools.cache
 def _defaults() -> KaviSettings:
     """Every field at its default: what a field whose variable is unset reads (one model for all of them)."""
-    return _alone_settings(())
+    return _alone_settings({})
 
 
-def _alone_settings(variables: tuple[tuple[str, str], ...]) -> KaviSettings:
+def _alone_settings(variables: Mapping[str, str]) -> KaviSettings:
     token = _alone.set(True)
     try:
-        return KaviSettings.from_environ(dict(variables))
+        return KaviSettings.from_environ(variables)
     finally:
         _alone.reset(token)
 

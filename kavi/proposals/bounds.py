@@ -35,7 +35,6 @@ class BoundsError(ValueError):
     """Untrusted text that exceeds a bound or uses a refused construct; the message is one line."""
 
 
-
 @dataclass(frozen=True)
 class Bounds:
     max_bytes: int = MAX_PROPOSAL_BYTES

@@ -149,13 +149,13 @@ class _PidsCgroup:
                     mem.rmdir()
         self.cpu: Path | None = None  # made when the job is told to yield (make_idle)
 
-    def make_idle(self) -> bool:
+    def make_idle(self) -> None:
         """Move the job's processes into a CPU group of their own that runs only when nothing else wants the CPU
         (cpu.idle; where the kernel lacks it, the lowest weight). Stronger than niceness: the kernel weighs groups
-        (and sessions) against each other before the threads inside them. False where no such group can be made."""
+        (and sessions) against each other before the threads inside them. Nothing where no such group can be made."""
         if self.cpu is None:
             if not CPU_CGROUP_ROOT.is_dir():
-                return False
+                return
             cpu = CPU_CGROUP_ROOT / self.path.name
             try:
                 cpu.mkdir()
@@ -167,14 +167,11 @@ class _PidsCgroup:
             except OSError:
                 with contextlib.suppress(OSError):
                     cpu.rmdir()
-                return False
+                return
             self.cpu = cpu
-        moved = False
         for pid in self.pids():
             with contextlib.suppress(OSError):
                 (self.cpu / "cgroup.procs").write_text(str(pid))
-                moved = True
-        return moved
 
     def join_path(self) -> str:
         return str(self.path / "cgroup.procs")
