@@ -27,18 +27,23 @@ os.environ.setdefault("KAVI_DISK_RESERVE_MB", "0")
 # suffix into each test's node id) no longer takes effect under pytest 9.2, so the group is given to the scheduler
 # here, by module.
 DEMO_MODULES = ("tests/e2e/test_demo.py::", "tests/e2e/test_browser.py::", "tests/e2e/test_wheel_demo.py::")
+# The scale tests share one set of services per worker (tests/lake_support.py): one unit too, so one worker starts them.
+SCALE_TESTS = "tests/kavi/scale/"
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: without the plugin it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """With `--dist loadgroup`: tests spread one by one as with `--dist load`, the shared demo's modules as one unit."""
+    """With `--dist loadgroup`: tests spread one by one as with `--dist load`, the shared demo's modules as one unit
+    and the scale tests as another (xdist hands out the larger units first)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class DemoGroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "demo" if nodeid.startswith(DEMO_MODULES) else nodeid
+            if nodeid.startswith(DEMO_MODULES):
+                return "demo"
+            return "scale" if nodeid.startswith(SCALE_TESTS) else nodeid
 
     return DemoGroupScheduling(config, log)
 
