@@ -218,13 +218,15 @@ def run_job(
     `home`, its resources use that skills home (else KAVI_HOME's)."""
     from kavi.process_owner import ProcessOwner
     from kavi_assets.definitions import current_definitions
+    from kavi_assets.launcher.storage import connections_held
 
     if home is not None:
         resources = {**home_resources(home), **(resources or {})}
     job = current_definitions().resolve_job_def(job_name)
     run_id = str(uuid.uuid4())
     try:
-        with _held_storage_warnings():
+        # While the run writes its events, the closes of Dagster's connections do not checkpoint the WAL.
+        with _held_storage_warnings(), connections_held():
             result = job.execute_in_process(
                 partition_key=partition_key,
                 # The CLI prints its own summary; Dagster's step log stays in the run's record in the UI.

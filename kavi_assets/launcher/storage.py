@@ -20,10 +20,12 @@ log shards and the schedules stay where Dagster's default SQLite storage keeps t
 opened by plain Dagster) reads the same. PostgreSQL instances (the scale configuration) do not use it.
 """
 
+import contextlib
 import functools
 import os
 import sqlite3
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -71,6 +73,27 @@ def holding_connections() -> bool:
     return _holding_pid == os.getpid()
 
 
+@contextmanager
+def connections_held() -> Iterator[None]:
+    """Hold connections (as `hold_connections`) while a run executes in this process, and close the idle ones when
+    it ends: each database's WAL is then checkpointed once, by that last close, instead of at every event's. In a
+    process that holds for its whole life (a run worker) this changes nothing."""
+    global _holding_pid
+    if holding_connections():
+        yield
+        return
+    _holding_pid = os.getpid()
+    try:
+        yield
+    finally:
+        _holding_pid = None
+        for engines in list(_ENGINES):
+            engines.release()
+
+
+_ENGINES: "weakref.WeakSet[Engines]" = weakref.WeakSet()  # this process's, for `connections_held` to release
+
+
 class Engines:
     """Engines by database URL for this process, least recently used dropped past `limit`. A forked child starts
     with none of its parent's (they hold no connection, but the child builds its own)."""
@@ -82,6 +105,7 @@ class Engines:
         self._by_url: OrderedDict[str, Engine] = OrderedDict()
         self._held: dict[str, sqlite3.Connection | None] = {}
         self._pid = os.getpid()
+        _ENGINES.add(self)
 
     def get(self, url: str) -> Engine:
         with self._lock:
@@ -128,6 +152,17 @@ class Engines:
                 self._held[path] = keeper
             else:
                 keeper.close()  # not a WAL database: its closes do not checkpoint, nothing to hold
+
+    def release(self) -> None:
+        """Close this process's idle connections (the last close of a WAL database checkpoints it)."""
+        with self._lock:
+            held, self._held = self._held, {}
+            if self._pid != os.getpid():
+                return  # a fork's copies of the parent's: the parent closes them
+        for keeper in held.values():
+            if keeper is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    keeper.close()
 
     def held(self) -> list[str]:
         return [path for path, keeper in self._held.items() if keeper is not None and self._pid == os.getpid()]

@@ -301,6 +301,27 @@ def test_a_holding_worker_runs_a_job_that_every_other_process_reads(dagster_home
         assert types[0] == "PIPELINE_START" and types[-1] == "PIPELINE_SUCCESS"  # run start and success
 
 
+def test_a_run_in_this_process_holds_only_while_it_runs(dagster_home: Path) -> None:
+    """`connections_held` (kavi forge NAME, kavi demo): during the run its closes leave the WAL; when it ends the idle
+    connections are closed, the WALs checkpointed once, and the process holds nothing until its next run."""
+    from kavi_assets.launcher.storage import connections_held, holding_connections
+
+    shards = dagster_home / "history" / "runs"
+    with dg.DagsterInstance.get() as inst:
+        engines = inst.event_log_storage._engines  # type: ignore[attr-defined]
+        for _ in range(2):  # the second run holds again: nothing stays held between runs
+            with connections_held():
+                assert holding_connections()
+                result = tiny.execute_in_process(instance=inst)
+                held = engines.held()
+                assert result.success and any(p.endswith(f"{result.run_id}.db") for p in held), held
+                assert (shards / f"{result.run_id}.db-wal").exists()  # no close was the last one
+            assert not holding_connections() and engines.held() == []
+            assert not (shards / f"{result.run_id}.db-wal").exists()  # the keeper's close checkpointed it
+            types = [e.dagster_event.event_type_value for e in inst.all_logs(result.run_id) if e.dagster_event]
+            assert types[0] == "PIPELINE_START" and types[-1] == "PIPELINE_SUCCESS"
+
+
 def test_the_batch_daemon_is_dagsters_own_command(tmp_path: Path) -> None:
     """kavi starts `python -m kavi_assets.launcher.daemon` for a batch: Dagster's dagster-daemon CLI itself (its
     commands and options), which only ends differently."""
