@@ -16,6 +16,8 @@ GATE_DIFFERENTIAL = "differential"
 GATE_RESOURCE = "resource"
 # The mutation analysis of the evidence: fails only when the independent implementation sides with a mutant.
 GATE_ADEQUACY = "adequacy"
+# A decomposed parent's composition: every child it chains is a served trusted version (its own gates passed).
+GATE_CHILDREN = "children"
 # The coach: a second model's review after the deterministic gates passed; not run by run_gates.
 GATE_COACH = "coach"
 

@@ -9,6 +9,7 @@ A passing composition becomes the parent's verified attempt, promoted by the usu
 """
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +22,13 @@ from kavi.decompose.answer import (
 )
 from kavi.decompose.composition import composition_doc, doc_bytes
 from kavi.decompose.records import FAILED, REFUSED, VERIFIED, WAITING, DecompositionRecords, DecompositionRow
-from kavi.decompose.verify import composition_acceptance
 from kavi.forge.attempt import VERIFIED as BUILD_VERIFIED
 from kavi.forge.attempt import VERIFY_FAILED
 from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
 from kavi.forge.intake import intake
+from kavi.forge.reverify import fingerprint_for, record_forge_verification
+from kavi.gates.composition import composition_acceptance
 from kavi.ledger.records import new_build_id
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.llm.client import LLMError
@@ -36,9 +38,8 @@ from kavi.redact import Redactor
 from kavi.research.escalation import Trigger
 from kavi.runtime.composition import parse_composition
 from kavi.sandbox.runner import Limits
-from kavi.verdicts import GateResult
+from kavi.verdicts import GATE_CHILDREN, GateResult
 
-GATE_CHILDREN = "children"
 DECOMPOSE_KIND = "decompose"
 _TRIGGERS = (Trigger.REPEATED_FAILURE.value, Trigger.AMBIGUOUS.value)
 # A child in one of these states has failed past its budget: the forge will not try it again on its own.
@@ -248,12 +249,15 @@ def _verify_composition(ctx: ForgeContext, name: str, d: DecompositionRow, run_i
     work = ctx.home.sandboxes_dir / build_id / "composition"
     work.mkdir(parents=True, exist_ok=True)
     limits = Limits(wall_s=ctx.settings.gate_wall_s)
+    t0 = time.monotonic()
     acceptance = composition_acceptance(work, row.proposal, doc, child_bytes, limits)
     acceptance = Redactor.for_proposal(row.proposal).gate_results([acceptance])[0]
+    duration = time.monotonic() - t0
     passed = acceptance.ok
     report = {"kind": "VERIFICATION_REPORT", "build_id": build_id, "proposal": name, "attempt": attempt,
               "ran": True, "passed": passed, "through": "composition", "composition_sha256": doc_ref.sha256,
-              "gates": [children_gate.to_dict(), acceptance.to_dict()]}
+              "duration_s": round(duration, 3), "gates": [children_gate.to_dict(), acceptance.to_dict()],
+              "fingerprint": fingerprint_for(ctx).to_dict()}  # what judged it (stale when it moves)
     report_ref = ctx.store.put(json.dumps(report, sort_keys=True, indent=2, default=str).encode(),
                                "verification_report")
     with ctx.records.session():
@@ -263,6 +267,8 @@ def _verify_composition(ctx: ForgeContext, name: str, d: DecompositionRow, run_i
                                  artifacts=[("skill", doc_ref, spec_ref.sha256, "composition_of"),
                                             ("report", report_ref, doc_ref.sha256, "report_of")],
                                  skill_sha256=doc_ref.sha256)
+        record_forge_verification(ctx, build_id=build_id, name=name, results=[children_gate, acceptance],
+                                  passed=passed, report_sha256=report_ref.sha256, duration_s=duration)
         if passed:
             reason = (f"the composition of {', '.join(d.children)} passed the parent's examples and holdouts "
                       f"({acceptance.reason})")

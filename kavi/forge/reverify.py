@@ -12,16 +12,21 @@ from kavi.build.allowlist import skill_path, test_path
 from kavi.forge.ceremony import ceremony_for, evidence_decision
 from kavi.forge.context import ForgeContext, adequacy_config
 from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_policy_path
+from kavi.gates.composition import composition_acceptance
 from kavi.gates.differential import EvidenceConfig
 from kavi.gates.resource import ResourceConfig
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.infrastructure import infrastructure_cause
 from kavi.ledger.records import TrustedRecord
 from kavi.ledger.verification_records import VerificationRecords, VerificationRow, VersionEvent
+from kavi.ledger.version_records import VERSION_TRUSTED
+from kavi.lifecycle import Verdict
 from kavi.policy.policy import load_policy
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.redact import Redactor
-from kavi.verdicts import GATE_COVERAGE, GATE_PYTEST, GateResult
+from kavi.runtime.executor import COMPOSITION_SUFFIX
+from kavi.sandbox.runner import Limits
+from kavi.verdicts import GATE_CHILDREN, GATE_COVERAGE, GATE_PYTEST, GateResult
 
 FORGE = "forge"
 REVERIFY = "reverify"
@@ -137,20 +142,74 @@ def _spec_of(ctx: ForgeContext, t: TrustedRecord) -> Proposal:
     return parse_proposal(json.loads(row[0]), recorded=True)
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """What today's judges said of a version: the gate results, the isolation they ran with, and what the report
+    adds about how it was judged."""
+
+    results: list[GateResult]
+    passed: bool
+    isolation: dict[str, Any]
+    report: dict[str, Any]
+
+
 def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi reverify",
                      fp: Fingerprint | None = None) -> ReverifyResult:
     """Re-run every gate on the version's recorded bytes (the artifacts its promotion hashed), under today's
-    fingerprint. Records the verdict beside the earlier ones; a failure marks the version SUSPECT."""
+    fingerprint; a decomposed parent's composition is judged again as it was forged (its children still served,
+    the parent's examples and holdouts through the chain). Records the verdict beside the earlier ones; a failure
+    marks the version SUSPECT."""
     fp = fp or fingerprint_for(ctx)
     g = verification_records(ctx)
     previous_row = g.latest_verification_of_builds([t.build_id]).get(t.build_id)
     previous = None if previous_row is None else {
         "fingerprint": previous_row.fingerprint, "passed": previous_row.passed, "kind": previous_row.kind,
         "at": previous_row.created_at}
-    if not t.test_sha256:
+    composition = t.skill_path.endswith(COMPOSITION_SUFFIX)
+    if not composition and not t.test_sha256:
         return ReverifyResult(t.ref, t.name, t.version, False, False, [], fp.digest, previous, None, 0.0, False,
                               "not re-verified: no test file was recorded with this version")
     proposal = _spec_of(ctx, t)
+    t0 = time.monotonic()
+    judged = _judge_composition(ctx, t, proposal) if composition else _judge_gates(ctx, t, proposal)
+    duration = time.monotonic() - t0
+    results = Redactor.for_proposal(proposal).gate_results(judged.results)
+    failing = failing_gates(results)
+    # A gate the forge could not run (a missing tool, a full disk) says nothing about the skill: no SUSPECT for it.
+    infra = {r.gate: cause for r in results if not r.ok and (cause := infrastructure_cause(r)) is not None}
+    verdict_against = [f for f in failing if f["gate"] not in infra
+                       and not (f["gate"] == GATE_COVERAGE and GATE_PYTEST in infra)]  # no tests ran: no coverage
+    report = {"kind": "VERIFICATION_REPORT", "reverify": True, "build_id": t.build_id, "proposal": t.name,
+              "version": t.version, "ran": True, "passed": judged.passed, "skill_sha256": t.source_sha256,
+              "test_sha256": t.test_sha256, "isolation": judged.isolation, "duration_s": round(duration, 3),
+              "fingerprint": fp.to_dict(), "previous": previous, "gates": [r.to_dict() for r in results],
+              **judged.report}
+    ref = ctx.store.put(json.dumps(report, sort_keys=True, indent=2, default=str).encode(), "verification_report")
+    suspect = False
+    with ctx.records.session():
+        ctx.records.record_artifact(ref)
+        g.record_fingerprint(fp.digest, fp.parts)
+        g.record_verification(build_id=t.build_id, name=t.name, version=t.version, kind=REVERIFY,
+                              fingerprint=fp.digest, passed=judged.passed, failing=failing,
+                              report_sha256=ref.sha256, duration_s=duration, actor=actor)
+        if verdict_against:
+            earlier = g.fingerprint_parts(previous_row.fingerprint) if previous_row else None
+            moved = "; ".join(fp.changes_from(earlier))
+            first = verdict_against[0]
+            reason = (f"re-verification failed at gate {first['gate']}: {first['reason']} "
+                      f"(judged under fingerprint {fp.digest[:12]}: {moved}; report {ref.sha256[:12]})")
+            suspect = g.mark_suspect(t.name, t.version, reason=reason, actor=actor)
+    note = ("" if not infra else "the forge could not run gate(s) " + ", ".join(
+        f"{g} ({c[:120]})" for g, c in sorted(infra.items())) + ": not a verdict on the skill; fix the machine and "
+            "re-run")
+    return ReverifyResult(t.ref, t.name, t.version, True, judged.passed, failing, fp.digest, previous, ref.sha256,
+                          duration, suspect, note, gates=[r.to_dict() for r in results])
+
+
+def _judge_gates(ctx: ForgeContext, t: TrustedRecord, proposal: Proposal) -> _Judged:
+    """Every gate on the version's skill and test bytes, as the forge ran them (no independent implementation:
+    re-verification makes no model call)."""
+    assert t.test_sha256
     files = {skill_path(t.name): ctx.store.get(t.source_sha256), test_path(t.name): ctx.store.get(t.test_sha256)}
     ceremony = ceremony_for(proposal)
     runs, why = evidence_decision(ceremony, ctx.settings.evidence_levels)
@@ -164,44 +223,42 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
         adequacy=adequacy_config(ctx.settings, runs, why),
         slots=ctx.settings.gate_slots)
     work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
-    t0 = time.monotonic()
     try:
         work_root.mkdir(parents=True)
-        # No independent implementation is asked for: re-verification makes no model call.
         raw = run_gates(work_root, proposal, files, config)
     finally:
         shutil.rmtree(work_root, ignore_errors=True)
-    duration = time.monotonic() - t0
-    results = Redactor.for_proposal(proposal).gate_results(raw.results)
-    failing = failing_gates(results)
-    # A gate the forge could not run (a missing tool, a full disk) says nothing about the skill: no SUSPECT for it.
-    infra = {r.gate: cause for r in results if not r.ok and (cause := infrastructure_cause(r)) is not None}
-    verdict_against = [f for f in failing if f["gate"] not in infra
-                       and not (f["gate"] == GATE_COVERAGE and GATE_PYTEST in infra)]  # no tests ran: no coverage
-    report = {"kind": "VERIFICATION_REPORT", "reverify": True, "build_id": t.build_id, "proposal": t.name,
-              "version": t.version, "ran": True, "passed": raw.passed, "skill_sha256": t.source_sha256,
-              "test_sha256": t.test_sha256, "isolation": raw.isolation, "duration_s": round(duration, 3),
-              "fingerprint": fp.to_dict(), "previous": previous, "gates": [r.to_dict() for r in results]}
-    ref = ctx.store.put(json.dumps(report, sort_keys=True, indent=2, default=str).encode(), "verification_report")
-    suspect = False
-    with ctx.records.session():
-        ctx.records.record_artifact(ref)
-        g.record_fingerprint(fp.digest, fp.parts)
-        g.record_verification(build_id=t.build_id, name=t.name, version=t.version, kind=REVERIFY,
-                              fingerprint=fp.digest, passed=raw.passed, failing=failing, report_sha256=ref.sha256,
-                              duration_s=duration, actor=actor)
-        if verdict_against:
-            earlier = g.fingerprint_parts(previous_row.fingerprint) if previous_row else None
-            moved = "; ".join(fp.changes_from(earlier))
-            first = verdict_against[0]
-            reason = (f"re-verification failed at gate {first['gate']}: {first['reason']} "
-                      f"(judged under fingerprint {fp.digest[:12]}: {moved}; report {ref.sha256[:12]})")
-            suspect = g.mark_suspect(t.name, t.version, reason=reason, actor=actor)
-    note = ("" if not infra else "the forge could not run gate(s) " + ", ".join(
-        f"{g} ({c[:120]})" for g, c in sorted(infra.items())) + ": not a verdict on the skill; fix the machine and "
-            "re-run")
-    return ReverifyResult(t.ref, t.name, t.version, True, raw.passed, failing, fp.digest, previous, ref.sha256,
-                          duration, suspect, note, gates=[r.to_dict() for r in results])
+    return _Judged(raw.results, raw.passed, raw.isolation, {})
+
+
+def _judge_composition(ctx: ForgeContext, t: TrustedRecord, proposal: Proposal) -> _Judged:
+    """A composition as it was forged: each child it pins must still be a served trusted version (a SUSPECT or
+    revoked child is a failed `children` gate), and the parent's examples and holdouts, run through the chain on the
+    pinned children's bytes in a fresh gate sandbox, must pass acceptance."""
+    doc = json.loads(ctx.store.get(t.source_sha256))
+    pins: dict[str, dict[str, Any]] = dict(doc.get("children") or {})
+    g = verification_records(ctx)
+    not_served = []
+    for child, pin in sorted(pins.items()):
+        status = g.version_status(child, int(pin.get("version") or 0))
+        if status != VERSION_TRUSTED:
+            not_served.append(f"{child}@{pin.get('version')} is {status or 'not a promoted version'}")
+    if not_served:
+        children = GateResult(GATE_CHILDREN, Verdict.FAILED, "a child is no longer trusted: " + "; ".join(not_served),
+                              0.0, not_served, {"children": pins})
+    else:
+        children = GateResult(GATE_CHILDREN, Verdict.PASSED, "every child is trusted: " + ", ".join(
+            f"{c}@{p.get('version')}" for c, p in sorted(pins.items())), 0.0, [], {"children": pins})
+    work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
+    try:
+        (work_root / "composition").mkdir(parents=True)
+        child_bytes = {child: ctx.store.get(str(pin.get("sha256"))) for child, pin in pins.items()}
+        acceptance = composition_acceptance(work_root / "composition", proposal, doc, child_bytes,
+                                            Limits(wall_s=ctx.settings.gate_wall_s))
+    finally:
+        shutil.rmtree(work_root, ignore_errors=True)
+    return _Judged([children, acceptance], children.ok and acceptance.ok, {},
+                   {"through": "composition", "composition_sha256": t.source_sha256})
 
 
 def reverify(ctx: ForgeContext, names: list[str] | None = None, *, only_stale: bool = False,

@@ -155,6 +155,9 @@ def test_doctor_passes_after_the_main_command(demo_run: DemoRun) -> None:
     checks = {c["name"]: c["status"] for c in json.loads(proc.stdout)}
     assert proc.returncode == 0, checks
     assert "fail" not in checks.values()
+    # Every version the demo trusted, the decomposed parent's composition included, was judged under today's
+    # fingerprint: nothing for `kavi reverify --stale` to do.
+    assert checks["re-verification"] == "ok", proc.stdout
 
 
 SHIPPED = ("write_note", "read_notes_by_tag", "create_daily_note", "search_notes", "summarize_note", "http_get_json")

@@ -16,7 +16,9 @@ from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
 from kavi.forge.intake import intake
 from kavi.forge.promote import approve, promote
+from kavi.forge.reverify import history, reverify_version, stale_versions
 from kavi.home import KaviHome
+from kavi.ledger.verification_records import VerificationRecords
 from kavi.lifecycle import ProposalStatus, Verdict
 from kavi.proposals.model import Proposal, load_proposal, parse_proposal
 from kavi.verdicts import ALL_GATES, GateResult
@@ -311,6 +313,37 @@ def test_the_composition_verifies_on_the_parents_examples_and_runs_as_the_truste
 
     with pytest.raises(TrustError, match="hash mismatch"):
         runner.run("email_domain_report", {"text": "a@x.org"}, confirmed=False)
+
+
+def test_a_trusted_composition_is_judged_under_a_fingerprint_and_reverified_through_its_children(
+        kavi_home: KaviHome) -> None:
+    """The composition's verification records what judged it, as a skill's does (so it is not "never verified"
+    after the demo), and re-verification judges it again as it was forged: each pinned child still trusted, and
+    the parent's examples and holdouts through the chain. A child that became SUSPECT fails it, naming the child."""
+    ctx = _decomposed(kavi_home)
+    for name, source in SOURCES.items():
+        _trust(ctx, name, source)
+    out = advance(ctx, "email_domain_report")
+    assert out is not None and out.status == VERIFIED, out.reason
+    approve(ctx, "email_domain_report", "tester")
+    assert promote(ctx, "email_domain_report").promoted
+    stale = {s.ref: s for s in stale_versions(ctx)}
+    assert "email_domain_report@1" not in stale, stale["email_domain_report@1"].changes
+    (composition,) = ctx.records.trusted("email_domain_report")
+
+    again = reverify_version(ctx, composition, actor="tester")
+    assert again.ran and again.passed and not again.marked_suspect, again
+    assert [(g["gate"], g["verdict"]) for g in again.gates] == [("children", "passed"), ("acceptance", "passed")]
+    report = json.loads(ctx.store.get(str(again.report_sha256)))
+    assert report["through"] == "composition" and report["composition_sha256"] == composition.source_sha256
+    assert [v.kind for v in history(ctx, "email_domain_report")][-1] == "reverify"
+
+    g = VerificationRecords(ctx.records.ledger)
+    assert g.mark_suspect("find_addresses", 1, reason="re-verification failed", actor="tester")
+    failed = reverify_version(ctx, composition, actor="tester")
+    assert failed.ran and not failed.passed and failed.marked_suspect
+    assert failed.failing[0]["gate"] == "children" and "find_addresses@1 is SUSPECT" in failed.failing[0]["reason"]
+    assert g.version_status("email_domain_report", 1) == "SUSPECT"
 
 
 def test_a_composition_that_passes_the_children_but_not_a_parent_holdout_does_not_verify(kavi_home: KaviHome
