@@ -164,7 +164,9 @@ def lineage(
         return
     tree = Tree(f"[bold]{name}[/] {doc['status']}  spec {doc['spec_sha256'][:12]}  ceremony {doc['ceremony']['level']}")
     for a in doc["attempts"]:
-        node = tree.add(f"attempt {a['attempt']}  {a['build_id']}  model {a['model']}  → {a['status']}"
+        # A decomposed parent's composition attempt is built by no model: its endpoint says so ("composition").
+        by = f"model {a['model']}" if a["model"] else str(a["endpoint"] or "no model")
+        node = tree.add(f"attempt {a['attempt']}  {a['build_id']}  {by}  → {a['status']}"
                         + (f" ({a['failure_kind']})" if a["failure_kind"] else ""))
         for label, key in (("packet", "packet_sha256"), ("answer", "answer_sha256"), ("build log", "build_log_sha256"),
                            ("skill", "skill_sha256"), ("tests", "test_sha256"), ("report", "report_sha256"),

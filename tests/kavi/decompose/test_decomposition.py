@@ -330,6 +330,10 @@ def test_a_trusted_composition_is_judged_under_a_fingerprint_and_reverified_thro
     stale = {s.ref: s for s in stale_versions(ctx)}
     assert "email_domain_report@1" not in stale, stale["email_domain_report@1"].changes
     (composition,) = ctx.records.trusted("email_domain_report")
+    from kavi_assets.cli.main import app
+
+    shown = CliRunner().invoke(app, ["lineage", "email_domain_report", "--home", str(kavi_home.root)])
+    assert shown.exit_code == 0 and f"{composition.build_id}  composition  → VERIFIED" in shown.output, shown.output
 
     again = reverify_version(ctx, composition, actor="tester")
     assert again.ran and again.passed and not again.marked_suspect, again
