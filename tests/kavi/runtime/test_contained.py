@@ -185,7 +185,8 @@ def _autogroup_nice(pid: int) -> int | None:
         return None
 
 
-def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: object) -> None:
+def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: object,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """After a quarter second of computing a call's worker runs at niceness 10, so another client's short call and
     the server come first on a busy machine; its deadline is unchanged."""
     cpu: dict[int, int] = {}
@@ -193,9 +194,10 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
     groups: dict[int, list[int | None]] = {}  # and its session group's, where the kernel groups by session
     idle: dict[int, list[bool | None]] = {}  # and whether it is in a CPU cgroup that runs only when nothing else does
     done = threading.Event()
+    lock = threading.Lock()
 
-    def watch() -> None:
-        while not done.is_set():
+    def sample() -> None:
+        with lock:
             for pid, (ticks, nice) in _workers_cpu_and_niceness().items():
                 cpu[pid] = ticks
                 if not seen.get(pid) or seen[pid][-1] != nice:
@@ -206,8 +208,23 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
                 in_idle = _cpu_group_idle(pid)
                 if not idle.get(pid) or idle[pid][-1] != in_idle:
                     idle.setdefault(pid, []).append(in_idle)
+
+    def watch() -> None:
+        while not done.is_set():
+            sample()
             time.sleep(0.02)
 
+    # One sample just before the worker is lowered, whatever the watcher's timing on a loaded machine: the worker's
+    # state before the change is always seen.
+    from kavi.sandbox.runner import SandboxedProcess
+
+    lower = SandboxedProcess.lower_priority
+
+    def sampled_first(self: SandboxedProcess, niceness: int) -> int:
+        sample()
+        return lower(self, niceness)
+
+    monkeypatch.setattr(SandboxedProcess, "lower_priority", sampled_first)
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
