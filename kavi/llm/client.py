@@ -12,13 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
-
-import openai
 
 from kavi.redact import REDACTED, Redactor, remember_key
 from kavi.settings import KaviSettings
+
+if TYPE_CHECKING:  # the SDK is imported when a client is built or an error judged, not with this module:
+    import openai  # commands and Dagster processes that make no model call do not pay for it
 
 T = TypeVar("T")
 
@@ -141,7 +142,7 @@ def retry_after_s(value: str | None, *, now: datetime | None = None, cap_s: floa
     return max(0.0, min(cap_s, seconds))
 
 
-def _is_quota(err: openai.APIStatusError) -> bool:
+def _is_quota(err: "openai.APIStatusError") -> bool:
     body = getattr(err, "body", None)
     code = body.get("code") if isinstance(body, dict) else None
     text = str(getattr(err, "message", "") or err).lower()
@@ -156,6 +157,8 @@ class _Malformed(Exception):
 def _transient(err: Exception) -> bool:
     """Worth another request now: 408, 429 (not a quota), 5xx, a refused or dropped connection, a cut-off or
     malformed answer. Not a timeout: the call already waited its whole timeout once."""
+    import openai
+
     if isinstance(err, _Malformed | json.JSONDecodeError | UnicodeDecodeError):
         return True
     if isinstance(err, openai.APITimeoutError):
@@ -166,7 +169,7 @@ def _transient(err: Exception) -> bool:
             and not (err.status_code == 429 and _is_quota(err)))
 
 
-def _connection_status(err: openai.APIConnectionError) -> tuple[str, str]:
+def _connection_status(err: "openai.APIConnectionError") -> tuple[str, str]:
     """(a few words, a sentence) for a connection error: refused or unreachable, or dropped mid-answer (the
     endpoint was reached and its answer cut off)."""
     cause = err.__cause__
@@ -181,6 +184,8 @@ def _connection_status(err: openai.APIConnectionError) -> tuple[str, str]:
 
 
 def _classify(err: Exception, model: str, redactor: Redactor | None = None, tries: int = 1) -> LLMError:
+    import openai
+
     text = str(getattr(err, "message", "") or err)
     # Endpoints may echo the request (its Authorization header included) in an error body: no key goes further.
     text = (redactor or Redactor()).text(text)[:500]
@@ -211,12 +216,12 @@ def _classify(err: Exception, model: str, redactor: Redactor | None = None, trie
     return LLMError(LLMErrorKind.UNAVAILABLE, f"{type(err).__name__}: {text}", model)
 
 
-def _no_recording(err: openai.OpenAIError) -> bool:
+def _no_recording(err: "openai.OpenAIError") -> bool:
     body = getattr(err, "body", None)
     return isinstance(body, dict) and body.get("code") == "no_recording"
 
 
-def _not_configured(err: openai.OpenAIError, model: str) -> LLMError:
+def _not_configured(err: "openai.OpenAIError", model: str) -> LLMError:
     """The recorded model's "no recording" answer, said as what it is: the server's own words, then the fix."""
     body = getattr(err, "body", None)
     said = str(body.get("message") or "") if isinstance(body, dict) else ""
@@ -235,23 +240,27 @@ def _excerpt(value: object) -> str:
     return text[:120] + ("…" if len(text) > 120 else "")
 
 
-_SDK_CLIENTS: dict[tuple[str, str, float], openai.OpenAI] = {}
+_SDK_CLIENTS: "dict[tuple[str, str, float], openai.OpenAI]" = {}
 _SDK_CLIENTS_LOCK = threading.Lock()
-_HTTP: list[openai.DefaultHttpxClient] = []
+_HTTP: "list[openai.DefaultHttpxClient]" = []
 
 
-def http_client() -> openai.DefaultHttpxClient:
+def http_client() -> "openai.DefaultHttpxClient":
     """This process's HTTP client for the SDK (its own default client), shared by every SDK client so the TLS trust
     store is loaded once per process; it holds no connection until a request is made."""
+    import openai
+
     with _SDK_CLIENTS_LOCK:
         if not _HTTP:
             _HTTP.append(openai.DefaultHttpxClient())
         return _HTTP[0]
 
 
-def _sdk_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
+def _sdk_client(base_url: str, api_key: str, timeout_s: float) -> "openai.OpenAI":
     """One SDK client per endpoint, key and timeout in this process, all on one HTTP client (see http_client):
     every forge step that opened a model client paid for a new one."""
+    import openai
+
     key = (base_url, api_key, timeout_s)
     shared = http_client()
     with _SDK_CLIENTS_LOCK:
@@ -290,6 +299,8 @@ class LLMClient:
     def _call(self, fn: Callable[[], T], model: str) -> T:
         """Call the SDK; retry transient answers with backoff (Retry-After honoured, capped); classify the rest.
         `fn` raises _Malformed for an answer of the wrong shape, which is retried like a 5xx."""
+        import openai
+
         tries = 0
         self.retries_done = 0
         while True:
@@ -352,8 +363,10 @@ class LLMClient:
         if headers:
             kwargs["extra_headers"] = dict(headers)
         def create() -> Any:
+            from openai.types.chat import ChatCompletion
+
             answer: Any = self._client.chat.completions.create(**kwargs)
-            if not isinstance(answer, openai.types.chat.ChatCompletion):
+            if not isinstance(answer, ChatCompletion):
                 raise _Malformed(f"a {type(answer).__name__} instead of a chat completion: "
                                  f"{self._redactor.text(_excerpt(answer))!r}")
             if not isinstance(answer.choices, list) or not answer.choices:
