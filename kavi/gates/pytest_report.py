@@ -36,7 +36,10 @@ from typing import Any
 
 import pytest
 
-RESULT_PREFIX = "KAVI-PYTEST-RESULT:"
+from kavi.gates.pytest_result import RESULT_PREFIX
+
+__all__ = ["RESULT_PREFIX"]
+
 MAX_JOB_BYTES = 64 * 1024
 MAX_LISTED = 200  # tests listed per outcome; the counts are always complete
 MAX_MESSAGE = 300

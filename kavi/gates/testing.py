@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kavi.gates.pytest_report import RESULT_PREFIX
+from kavi.gates.pytest_result import RESULT_PREFIX
 from kavi.lifecycle import Verdict
 from kavi.sandbox.runner import Limits, SandboxResult, read_job_file
 from kavi.sandbox.warm import run_warm

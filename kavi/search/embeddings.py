@@ -5,8 +5,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import httpx
-
 MAX_TEXTS = 2048  # per request
 MAX_TEXT_CHARS = 8000
 MAX_DIMENSIONS = 8192
@@ -56,6 +54,8 @@ class HttpEmbedder:
         return out
 
     def _batch(self, texts: list[str]) -> list[list[float]]:
+        import httpx  # only with an embeddings endpoint: search on the packaged model never loads it
+
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
             resp = httpx.post(self.url, json={"model": self.model, "input": texts}, headers=headers,
