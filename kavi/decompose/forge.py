@@ -28,9 +28,9 @@ from kavi.forge.ceremony import ceremony_for
 from kavi.forge.context import ForgeContext
 from kavi.forge.intake import intake
 from kavi.forge.reverify import fingerprint_for, record_forge_verification
-from kavi.gates.composition import composition_acceptance
+from kavi.gates.composition import children_gate, composition_acceptance
 from kavi.ledger.records import new_build_id
-from kavi.lifecycle import ProposalStatus, Verdict
+from kavi.lifecycle import ProposalStatus
 from kavi.llm.client import LLMError
 from kavi.llm.prompts import build_headers
 from kavi.proposals.model import Proposal
@@ -38,7 +38,7 @@ from kavi.redact import Redactor
 from kavi.research.escalation import Trigger
 from kavi.runtime.composition import parse_composition
 from kavi.sandbox.runner import Limits
-from kavi.verdicts import GATE_CHILDREN, GateResult
+from kavi.verdicts import GateResult
 
 DECOMPOSE_KIND = "decompose"
 _TRIGGERS = (Trigger.REPEATED_FAILURE.value, Trigger.AMBIGUOUS.value)
@@ -244,8 +244,7 @@ def _verify_composition(ctx: ForgeContext, name: str, d: DecompositionRow, run_i
     ctx.records.start_build(name, run_id=run_id, model=None, endpoint="composition", packet=doc_ref,
                             build_id=build_id, attempt=attempt, parent_build_id=parent_build,
                             lineage_parent=spec_ref.sha256)
-    children_gate = GateResult(GATE_CHILDREN, Verdict.PASSED, "every child is trusted: " + ", ".join(
-        f"{c}@{p['version']}" for c, p in pins.items()), 0.0, [], {"children": pins})
+    children = children_gate(pins)
     work = ctx.home.sandboxes_dir / build_id / "composition"
     work.mkdir(parents=True, exist_ok=True)
     limits = Limits(wall_s=ctx.settings.gate_wall_s)
@@ -256,18 +255,18 @@ def _verify_composition(ctx: ForgeContext, name: str, d: DecompositionRow, run_i
     passed = acceptance.ok
     report = {"kind": "VERIFICATION_REPORT", "build_id": build_id, "proposal": name, "attempt": attempt,
               "ran": True, "passed": passed, "through": "composition", "composition_sha256": doc_ref.sha256,
-              "duration_s": round(duration, 3), "gates": [children_gate.to_dict(), acceptance.to_dict()],
+              "duration_s": round(duration, 3), "gates": [children.to_dict(), acceptance.to_dict()],
               "fingerprint": fingerprint_for(ctx).to_dict()}  # what judged it (stale when it moves)
     report_ref = ctx.store.put(json.dumps(report, sort_keys=True, indent=2, default=str).encode(),
                                "verification_report")
     with ctx.records.session():
-        ctx.records.record_gate_results(build_id, [children_gate, acceptance])
+        ctx.records.record_gate_results(build_id, [children, acceptance])
         ctx.records.finish_build(build_id, status=BUILD_VERIFIED if passed else VERIFY_FAILED,
                                  failure_kind=None if passed else "VERIFY_ACCEPTANCE",
                                  artifacts=[("skill", doc_ref, spec_ref.sha256, "composition_of"),
                                             ("report", report_ref, doc_ref.sha256, "report_of")],
                                  skill_sha256=doc_ref.sha256)
-        record_forge_verification(ctx, build_id=build_id, name=name, results=[children_gate, acceptance],
+        record_forge_verification(ctx, build_id=build_id, name=name, results=[children, acceptance],
                                   passed=passed, report_sha256=report_ref.sha256, duration_s=duration)
         if passed:
             reason = (f"the composition of {', '.join(d.children)} passed the parent's examples and holdouts "
@@ -278,7 +277,7 @@ def _verify_composition(ctx: ForgeContext, name: str, d: DecompositionRow, run_i
             reason = f"the composition failed the parent's acceptance: {acceptance.reason}"
             dec.set_status(d.decomposition_id, FAILED, reason, composition_sha256=doc_ref.sha256, build_id=build_id)
             ctx.records.set_status(name, ProposalStatus.FAILED, build_id=build_id, reason=reason)
-    return AdvanceOutcome(name, VERIFIED if passed else FAILED, reason, build_id, [children_gate, acceptance])
+    return AdvanceOutcome(name, VERIFIED if passed else FAILED, reason, build_id, [children, acceptance])
 
 
 def step(ctx: ForgeContext, name: str, run_id: str | None = None, limits: DecomposeLimits | None = None

@@ -1,18 +1,21 @@
 """Re-verification: the gates re-run on trusted versions' recorded bytes under today's judges; a version that now
 fails is SUSPECT until a person reinstates it (a later passing re-run does not overturn the finding)."""
 
+import contextlib
 import json
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kavi.build.allowlist import skill_path, test_path
 from kavi.forge.ceremony import ceremony_for, evidence_decision
 from kavi.forge.context import ForgeContext, adequacy_config
 from kavi.forge.fingerprint import Fingerprint, current_fingerprint, judging_policy_path
-from kavi.gates.composition import composition_acceptance
+from kavi.gates.composition import children_gate, composition_acceptance
 from kavi.gates.differential import EvidenceConfig
 from kavi.gates.resource import ResourceConfig
 from kavi.gates.runner import GateConfig, run_gates
@@ -20,13 +23,12 @@ from kavi.infrastructure import infrastructure_cause
 from kavi.ledger.records import TrustedRecord
 from kavi.ledger.verification_records import VerificationRecords, VerificationRow, VersionEvent
 from kavi.ledger.version_records import VERSION_TRUSTED
-from kavi.lifecycle import Verdict
 from kavi.policy.policy import load_policy
 from kavi.proposals.model import Proposal, parse_proposal
 from kavi.redact import Redactor
 from kavi.runtime.executor import COMPOSITION_SUFFIX
 from kavi.sandbox.runner import Limits
-from kavi.verdicts import GATE_CHILDREN, GATE_COVERAGE, GATE_PYTEST, GateResult
+from kavi.verdicts import GATE_COVERAGE, GATE_PYTEST, GateResult
 
 FORGE = "forge"
 REVERIFY = "reverify"
@@ -206,6 +208,17 @@ def reverify_version(ctx: ForgeContext, t: TrustedRecord, *, actor: str = "kavi 
                           duration, suspect, note, gates=[r.to_dict() for r in results])
 
 
+@contextlib.contextmanager
+def _scratch(ctx: ForgeContext, t: TrustedRecord) -> Iterator[Path]:
+    """A fresh directory under the home's sandboxes for one re-verification, removed afterwards."""
+    work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
+    try:
+        work_root.mkdir(parents=True)
+        yield work_root
+    finally:
+        shutil.rmtree(work_root, ignore_errors=True)
+
+
 def _judge_gates(ctx: ForgeContext, t: TrustedRecord, proposal: Proposal) -> _Judged:
     """Every gate on the version's skill and test bytes, as the forge ran them (no independent implementation:
     re-verification makes no model call)."""
@@ -222,12 +235,8 @@ def _judge_gates(ctx: ForgeContext, t: TrustedRecord, proposal: Proposal) -> _Ju
         resource=ResourceConfig(ctx.settings.resource_deadline_s, ctx.settings.resource_budget_s),
         adequacy=adequacy_config(ctx.settings, runs, why),
         slots=ctx.settings.gate_slots)
-    work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
-    try:
-        work_root.mkdir(parents=True)
+    with _scratch(ctx, t) as work_root:
         raw = run_gates(work_root, proposal, files, config)
-    finally:
-        shutil.rmtree(work_root, ignore_errors=True)
     return _Judged(raw.results, raw.passed, raw.isolation, {})
 
 
@@ -237,26 +246,17 @@ def _judge_composition(ctx: ForgeContext, t: TrustedRecord, proposal: Proposal) 
     pinned children's bytes in a fresh gate sandbox, must pass acceptance."""
     doc = json.loads(ctx.store.get(t.source_sha256))
     pins: dict[str, dict[str, Any]] = dict(doc.get("children") or {})
-    g = verification_records(ctx)
     not_served = []
-    for child, pin in sorted(pins.items()):
-        status = g.version_status(child, int(pin.get("version") or 0))
+    for child, pin in pins.items():
+        status, _reason = ctx.records.version_status(child, int(pin.get("version") or 0))
         if status != VERSION_TRUSTED:
             not_served.append(f"{child}@{pin.get('version')} is {status or 'not a promoted version'}")
-    if not_served:
-        children = GateResult(GATE_CHILDREN, Verdict.FAILED, "a child is no longer trusted: " + "; ".join(not_served),
-                              0.0, not_served, {"children": pins})
-    else:
-        children = GateResult(GATE_CHILDREN, Verdict.PASSED, "every child is trusted: " + ", ".join(
-            f"{c}@{p.get('version')}" for c, p in sorted(pins.items())), 0.0, [], {"children": pins})
-    work_root = ctx.home.sandboxes_dir / f"reverify-{t.name}-v{t.version}-{uuid.uuid4().hex[:8]}"
-    try:
-        (work_root / "composition").mkdir(parents=True)
-        child_bytes = {child: ctx.store.get(str(pin.get("sha256"))) for child, pin in pins.items()}
+    children = children_gate(pins, not_served)
+    child_bytes = {child: ctx.store.get(str(pin.get("sha256"))) for child, pin in pins.items()}
+    with _scratch(ctx, t) as work_root:
+        (work_root / "composition").mkdir()
         acceptance = composition_acceptance(work_root / "composition", proposal, doc, child_bytes,
                                             Limits(wall_s=ctx.settings.gate_wall_s))
-    finally:
-        shutil.rmtree(work_root, ignore_errors=True)
     return _Judged([children, acceptance], children.ok and acceptance.ok, {},
                    {"through": "composition", "composition_sha256": t.source_sha256})
 

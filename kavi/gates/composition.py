@@ -6,7 +6,7 @@ import hashlib
 import json
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,17 @@ from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
 from kavi.sandbox.runner import Limits
 from kavi.sandbox.warm import run_warm
-from kavi.verdicts import GATE_ACCEPTANCE, GateResult
+from kavi.verdicts import GATE_ACCEPTANCE, GATE_CHILDREN, GateResult
+
+
+def children_gate(pins: Mapping[str, Mapping[str, Any]], not_served: Sequence[str] = ()) -> GateResult:
+    """The `children` gate of a composition: passed when every child it pins is a served trusted version, else
+    failed naming those that are not (`not_served`)."""
+    if not_served:
+        return GateResult(GATE_CHILDREN, Verdict.FAILED, "a child is no longer trusted: " + "; ".join(not_served),
+                          0.0, list(not_served), {"children": dict(pins)})
+    return GateResult(GATE_CHILDREN, Verdict.PASSED, "every child is trusted: " + ", ".join(
+        f"{c}@{p.get('version')}" for c, p in pins.items()), 0.0, [], {"children": dict(pins)})
 
 
 def composition_acceptance(work: Path, parent: Proposal, doc: Mapping[str, Any], child_bytes: Mapping[str, bytes],

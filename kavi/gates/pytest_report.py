@@ -38,8 +38,6 @@ import pytest
 
 from kavi.gates.pytest_result import RESULT_PREFIX
 
-__all__ = ["RESULT_PREFIX"]
-
 MAX_JOB_BYTES = 64 * 1024
 MAX_LISTED = 200  # tests listed per outcome; the counts are always complete
 MAX_MESSAGE = 300

@@ -143,11 +143,6 @@ class VerificationRecords:
                         [name, version, VERSION_TRUSTED, text, who, now])
         return VersionEvent(name, version, VERSION_TRUSTED, text, who, now.isoformat())
 
-    def version_status(self, name: str, version: int) -> str | None:
-        """The promoted version's status now (TRUSTED, SUSPECT, REVOKED, RETIRED), or None: never promoted."""
-        with self.ledger.connect() as con:
-            return self._status(con, name, version)
-
     @staticmethod
     def _status(con: Any, name: str, version: int) -> str | None:
         if con.execute("SELECT 1 FROM promotions WHERE proposal_name = ? AND version = ?",

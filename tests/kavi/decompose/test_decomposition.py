@@ -347,7 +347,7 @@ def test_a_trusted_composition_is_judged_under_a_fingerprint_and_reverified_thro
     failed = reverify_version(ctx, composition, actor="tester")
     assert failed.ran and not failed.passed and failed.marked_suspect
     assert failed.failing[0]["gate"] == "children" and "find_addresses@1 is SUSPECT" in failed.failing[0]["reason"]
-    assert g.version_status("email_domain_report", 1) == "SUSPECT"
+    assert ctx.records.version_status("email_domain_report", 1)[0] == "SUSPECT"
 
 
 def test_a_composition_that_passes_the_children_but_not_a_parent_holdout_does_not_verify(kavi_home: KaviHome
