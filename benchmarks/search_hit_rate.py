@@ -14,7 +14,8 @@ The index is built from the specs directly (`SearchIndex.build`): search reads o
 no skill needs to be forged or trusted for this measurement. The embedder is the packaged model, or the endpoint
 KAVI_EMBEDDINGS_URL names (how the candidates were compared: README, "Search").
 
-Run: python benchmarks/search_hit_rate.py [--no-datasets] [--verbose] [--scale N]
+Run: python benchmarks/search_hit_rate.py [--no-datasets] [--verbose] [--scale N] [--calibrate]
+(`--calibrate` also prints the embedder's calibration on the development set: kavi.search.index.Calibration.)
 Last line: `search: held-out top-1 X/N (P%), top-5 ...` for the hybrid ranking.
 """
 
@@ -260,6 +261,28 @@ class CopiedVectors:
         return [self.by_passage[t] for t in texts]
 
 
+def calibrate(index: SearchIndex, docs: list[Doc], dev: list[tuple[str, dict[str, Any]]]) -> None:
+    """The development set's cosines, as kavi.search.index.Calibration takes them: the median cosine of a proposal
+    to every skill of the corpus (unrelated tasks, the floor) and of a proposal to the skill it re-invents (the
+    ceiling)."""
+    assert index.embedder is not None
+    names = [d.name for d in docs]
+
+    def unit(v: list[float]) -> list[float]:
+        norm = sum(x * x for x in v) ** 0.5 or 1.0
+        return [x / norm for x in v]
+
+    skills = [unit(v) for v in index.embedder.passages([d.passage for d in docs])]
+    queries = [unit(v) for v in index.embedder.queries([spec_query(p).semantic for _, p in dev])]
+    everything, own = [], []
+    for (original, _), q in zip(dev, queries, strict=True):
+        cosines = [sum(a * b for a, b in zip(q, v, strict=True)) for v in skills]
+        everything += cosines
+        own.append(cosines[names.index(original)])
+    print(f"  calibration on the development set: floor (median cosine to the corpus) "
+          f"{statistics.median(everything):.3f}, ceiling (median cosine to the original) {statistics.median(own):.3f}")
+
+
 def scale_latency(index: SearchIndex, docs: list[Doc], n: int, cases: list[tuple[str, dict[str, Any], str]]) -> None:
     """Query time at n skills: the corpus repeated under other names until it holds n."""
     rng = random.Random(7)
@@ -294,6 +317,7 @@ def main() -> None:
     parser.add_argument("--no-datasets", action="store_true", help="only the shipped skills and their paraphrases")
     parser.add_argument("--verbose", action="store_true", help="print every miss")
     parser.add_argument("--scale", type=int, default=0, help="also time queries at this many skills (e.g. 10000)")
+    parser.add_argument("--calibrate", action="store_true", help="also print the embedder's calibration")
     args = parser.parse_args()
     docs = shipped_docs()
     dev = list(SHIPPED_PARAPHRASES)
@@ -325,6 +349,8 @@ def main() -> None:
             print(f"corpus: {len(docs)} skills, {index.describe}; index built in {build_s:.2f} s, rebuilt in "
                   f"{again_s:.2f} s (vectors reused)")
             results[label] = evaluate(index, label, dev, test, absent, args.verbose)  # (development, held-out)
+            if args.calibrate and index.embedder is not None:
+                calibrate(index, docs, dev)
             if args.scale:
                 scale_latency(index, docs, args.scale, test)
     label = "hybrid" if "hybrid" in results else "BM25 only"

