@@ -2,7 +2,9 @@
 close to a proposal, each with how its fields differ, and the one that does the proposal's task when the evidence
 says so (kavi.search.same_task): a refusal only then."""
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
@@ -15,6 +17,7 @@ FORCE_HINT = "kavi propose --force"
 # A close skill is worth a warning from this fraction of the refusal score (with embeddings, the calibrated scale
 # puts a close relative of another task near 0.6 and the same task in other words near 1.0).
 WARN_FRACTION = 0.75
+SHOWN_EXAMPLE_CHARS = 160  # one of a duplicate's own examples, as a refusal shows it
 
 
 def warn_score(threshold: float) -> float:
@@ -28,6 +31,9 @@ class Close:
     hit: Hit
     difference: str
     judged: SameTask | None = None
+    # One of the skill's own examples the proposal's do not ask (shown with a refusal: examples that agree with the
+    # skill's are evidence only as far as they go, and one it answers otherwise tells two tasks apart).
+    own_example: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,9 +62,12 @@ class GuardResult:
         dup = self.duplicate
         if dup is None or dup.judged is None:
             return None
+        other = "" if dup.own_example is None else (
+            f"; if yours is another task, add an example {dup.hit.name} answers otherwise (one of its own: "
+            f"{dup.own_example})")
         return (f"{self.proposal} does the task of trusted skill {dup.hit.ref} (score {dup.hit.score:.2f} >= "
                 f"KAVI_SEARCH_DUPLICATE_SCORE {self.threshold:.2f}; {dup.judged.why}); use it "
-                f"(kavi run {dup.hit.name}), or propose anyway with {FORCE_HINT}")
+                f"(kavi run {dup.hit.name}), or propose anyway with {FORCE_HINT}{other}")
 
 
 def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
@@ -79,10 +88,31 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
             if hit.score >= cfg.duplicate_score:
                 skill = trusted_source(home, records, hit)
                 judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
-            close.append(Close(hit, difference, judged))
+            shown = own_example(records, proposal, hit.name) if judged is not None and judged.same else None
+            close.append(Close(hit, difference, judged, shown))
         found.append({"ref": hit.ref, "score": round(hit.score, 4), "description": hit.description,
                       "difference": difference, "warned": warned,
                       "same_task": None if judged is None else judged.same,
                       "evidence": None if judged is None else judged.why})
     records.record_close_skills(proposal, index.describe, found)
     return GuardResult(proposal.name, cfg.duplicate_score, close)
+
+
+def own_example(records: ForgeRecords, proposal: Proposal, name: str) -> str | None:
+    """One example of the trusted skill's own proposal whose input none of `proposal`'s examples has (its first
+    example when every input is shared), as `name(field=value) -> {output}`; None when it has none."""
+    row = records.get_proposal(name)
+    if row is None:
+        return None
+    asked = {_canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
+    examples = list(row.proposal.examples)
+    if not examples:
+        return None
+    ex = next((e for e in examples if _canonical(e.input) not in asked), examples[0])
+    args = ", ".join(f"{k}={v!r}" for k, v in ex.input.items())
+    text = f"{name}({args}) -> {json.dumps(ex.expected, sort_keys=True, default=str)}"
+    return text if len(text) <= SHOWN_EXAMPLE_CHARS else text[:SHOWN_EXAMPLE_CHARS - 3] + "..."
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)

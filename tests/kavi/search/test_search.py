@@ -246,6 +246,10 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
     paraphrase["name"] = "count_text_words_two"
     strict = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
     assert strict.exit_code == 2 and "does the task of trusted skill word_count@1" in strict.stderr
+    # The way out for another task: one of the skill's own examples, with an input the proposal's do not ask.
+    own = next(ex for ex in example_spec("word_count")["examples"] if ex["input"] != {"text": "hello world"})
+    shown = f"word_count(text={own['input']['text']!r}) -> "
+    assert f"add an example word_count answers otherwise (one of its own: {shown}" in strict.stderr, strict.stderr
     # The default ranking (by meaning) and the default threshold (0.8) refuse it too: the same task in other words.
     monkeypatch.delenv("KAVI_SEARCH_DUPLICATE_SCORE")
     monkeypatch.delenv("KAVI_SEARCH_EMBEDDER")
