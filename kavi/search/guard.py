@@ -4,8 +4,8 @@ says so (kavi.search.same_task): a refusal only then."""
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from kavi.gates.boundary import canonical
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
 from kavi.proposals.model import Proposal
@@ -100,19 +100,13 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
 
 def own_example(records: ForgeRecords, proposal: Proposal, name: str) -> str | None:
     """One example of the trusted skill's own proposal whose input none of `proposal`'s examples has (its first
-    example when every input is shared), as `name(field=value) -> {output}`; None when it has none."""
+    example when every input is shared), as `name(field=value) -> {output}`; None when its proposal is gone."""
     row = records.get_proposal(name)
     if row is None:
         return None
-    asked = {_canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
-    examples = list(row.proposal.examples)
-    if not examples:
-        return None
-    ex = next((e for e in examples if _canonical(e.input) not in asked), examples[0])
+    asked = {canonical(ex.input) for ex in (*proposal.examples, *proposal.holdout_examples)}
+    examples = row.proposal.examples  # a proposal has at least one
+    ex = next((e for e in examples if canonical(e.input) not in asked), examples[0])
     args = ", ".join(f"{k}={v!r}" for k, v in ex.input.items())
     text = f"{name}({args}) -> {json.dumps(ex.expected, sort_keys=True, default=str)}"
     return text if len(text) <= SHOWN_EXAMPLE_CHARS else text[:SHOWN_EXAMPLE_CHARS - 3] + "..."
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)

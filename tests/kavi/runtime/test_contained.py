@@ -165,13 +165,7 @@ def _workers_cpu_and_niceness() -> dict[int, tuple[int, int]]:
             continue
         if args[0].decode(errors="replace") != sys.executable or b"kavi.runtime.worker_main" not in args:
             continue
-        ancestor: int | None = int(entry.name)
-        while ancestor not in (None, 0, 1, os.getpid()):
-            try:
-                ancestor = int(Path(f"/proc/{ancestor}/stat").read_text().rpartition(")")[2].split()[1])
-            except OSError:
-                ancestor = None
-        if ancestor == os.getpid():
+        if _descends_from(int(entry.name), os.getpid()):
             found[int(entry.name)] = (int(stat[11]) + int(stat[12]), int(stat[16]))
     return found
 
