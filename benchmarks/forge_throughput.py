@@ -8,9 +8,11 @@ answered with the dataset's reference solution. The last line is the verdict:
 
 Run: python benchmarks/forge_throughput.py [--dataset humaneval|mbpp|both] [--limit 50|0 for all]
                                           [--workers 2] [--data DIR (reuse a datasets.py output)]
-                                          [--ledger-host batch|none]
+                                          [--ledger-host batch|none] [--dagster-storage kavi|dagster]
 The workers are a batch: they write the ledger through one ledger host process, as `kavi forge --all` does
 (`--ledger-host none`: each unit of work opens the file and takes its turn at DuckDB's lock).
+`--dagster-storage dagster` runs on Dagster's own SQLite storage and run launcher instead of kavi's (the home's
+dagster.yaml without kavi_assets/launcher): what that private layer carries, measured.
 The recorded model replays with KAVI_RECORDED_SPEED=0 (no replayed latency): the figures are the forge's own.
 """
 
@@ -52,7 +54,7 @@ def _worker(args: tuple[str, str, str, list[str], bool]) -> list[tuple[str, floa
 
 
 def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int,
-              ledger_host: bool = True) -> tuple[Path, float, list[float]]:
+              ledger_host: bool = True, dagster_own: bool = False) -> tuple[Path, float, list[float]]:
     root = Path(tempfile.mkdtemp(prefix="kavi-throughput-"))
     home, dagster_home = root / "home", root / "dagster"
     dagster_home.mkdir(parents=True)
@@ -61,10 +63,12 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int,
     from kavi.forge.intake import intake
     from kavi.home import KaviHome
     from kavi.proposals.model import load_proposal
-    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
+    from kavi_assets.cli.dagster_env import add_partition, dagster_own_yaml, ensure_dagster_home
 
     h = KaviHome(home).ensure()
     ensure_dagster_home(h)
+    if dagster_own:  # the workers open the instance from this file; nothing rewrites it during the benchmark
+        (dagster_home / "dagster.yaml").write_text(dagster_own_yaml(), encoding="utf-8")
     ctx = ForgeContext.open(h, lambda: None)  # type: ignore[arg-type, return-value]
     for n in names:
         intake(ctx, load_proposal(proposals / f"{n}.json"), None)
@@ -84,6 +88,8 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int,
             pool.close()  # not terminate(): Dagster turns SIGTERM into KeyboardInterrupt tracebacks in the workers
             pool.join()
     wall = time.perf_counter() - t0
+    if dagster_own and (dagster_home / "dagster.yaml").read_text(encoding="utf-8") != dagster_own_yaml():
+        raise SystemExit("the benchmark's dagster.yaml was rewritten during the run: the figures are not Dagster's own")
     per = [t for r in results for _, t in r]
     return home, wall, per
 
@@ -191,8 +197,12 @@ def main() -> None:
     parser.add_argument("--ledger-host", choices=["batch", "none"], default="batch",
                         help="batch: the workers write through a ledger host, as `kavi forge --all` does (default); "
                              "none: each unit of work opens the ledger file itself, taking turns at its lock")
+    parser.add_argument("--dagster-storage", choices=["kavi", "dagster"], default="kavi",
+                        help="kavi: the home's dagster.yaml as kavi writes it (default); dagster: Dagster's own "
+                             "SQLite storage and run launcher instead of kavi_assets/launcher's")
     args = parser.parse_args()
     hosted = args.ledger_host == "batch"
+    own = args.dagster_storage == "dagster"
     os.environ["KAVI_RECORDED_SPEED"] = "0"
     load_before = os.getloadavg()
     data = args.data
@@ -208,8 +218,9 @@ def main() -> None:
     print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
           f"load average before: {load_before[0]:.2f}")
     print(f"forging {len(names)} reference answers with {args.workers} worker process(es), ledger "
-          f"{'through the batch ledger host' if hosted else 'file opened by each unit of work (no host)'} ...")
-    home, wall, per = forge_all(data / "proposals", data / "cassettes", names, args.workers, hosted)
+          f"{'through the batch ledger host' if hosted else 'file opened by each unit of work (no host)'}, "
+          f"{'Dagster' if own else 'kavi'}'s instance storage ...")
+    home, wall, per = forge_all(data / "proposals", data / "cassettes", names, args.workers, hosted, own)
     status, gates, verify_s = summarize(home)
     trusted = [n for n in names if status.get(n, {}).get("status") == "TRUSTED"]
     mutant_names = [] if args.skip_mutants else sorted(p.stem for p in (data / "mutant-cassettes").glob("*.yaml"))
@@ -218,7 +229,7 @@ def main() -> None:
     if mutant_names:
         print(f"forging {len(mutant_names)} mutants ...")
         m_home, m_wall, _ = forge_all(data / "mutant-proposals", data / "mutant-cassettes", mutant_names,
-                                      args.workers, hosted)
+                                      args.workers, hosted, own)
         m_status, _, _ = summarize(m_home)
     rejected = [n for n in mutant_names if m_status.get(n, {}).get("status") not in ("TRUSTED", "VERIFIED")]
     caught_by: Counter[str] = Counter()

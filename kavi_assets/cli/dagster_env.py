@@ -76,6 +76,12 @@ def dagster_yaml(folder: Path) -> str:
     return _LAUNCHER_DAGSTER_YAML + _STORAGE.format(base_dir=json.dumps(str(Path(folder).resolve())))
 
 
+def dagster_own_yaml() -> str:
+    """The dagster.yaml above with Dagster's own run launcher and SQLite storage in place of kavi's (same queue, run
+    monitoring and logging): a home without the private layer, for measuring what that layer carries."""
+    return _LOGGED_DAGSTER_YAML
+
+
 def _template(text: str) -> str:
     """The text with its storage folder replaced by a placeholder (kavi's files differ only there)."""
     return _BASE_DIR_LINE.sub(lambda m: f"      base_dir: {_PLACEHOLDER}", text, count=1)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kavi.home import KaviHome
-from kavi_assets.cli.dagster_env import _OLDER, configure_queue, dagster_yaml, ensure_dagster_home
+from kavi_assets.cli.dagster_env import _OLDER, configure_queue, dagster_own_yaml, dagster_yaml, ensure_dagster_home
 from kavi_assets.launcher.storage import Engines, KaviEventLogStorage, KaviRunStorage, KaviSqliteStorage
 
 
@@ -77,6 +77,25 @@ def test_a_home_written_by_dagsters_default_storage_reads_the_same(tmp_path: Pat
         assert len(inst.all_logs(before.run_id)) == n_events
         after = tiny.execute_in_process(instance=inst)
         assert {r.dagster_run.run_id for r in inst.get_run_records()} == {before.run_id, after.run_id}
+
+
+def test_dagsters_own_file_is_kavis_without_the_launcher_package(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file `forge_throughput.py --dagster-storage dagster` runs on: kavi's queue, monitoring and logging, with
+    Dagster's own storage and run launcher."""
+    own = yaml.safe_load(dagster_own_yaml())
+    kavis = yaml.safe_load(dagster_yaml(tmp_path))
+    assert "kavi_assets" not in dagster_own_yaml()
+    assert {k: v for k, v in kavis.items() if k not in ("storage", "run_launcher")} == own
+    home = tmp_path / "dh"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(dagster_own_yaml())
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with dg.DagsterInstance.get() as inst:
+        assert not isinstance(inst.event_log_storage, KaviEventLogStorage)
+        assert not isinstance(inst.run_storage, KaviRunStorage)
+        assert type(inst.run_launcher) is dg.DefaultRunLauncher
+        assert tiny.execute_in_process(instance=inst).success
 
 
 def test_the_instance_opens_from_its_folder_alone(dagster_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
