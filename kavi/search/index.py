@@ -37,7 +37,7 @@ from kavi.search.embeddings import Embedder
 from kavi.search.extensions import load_extension
 from kavi.settings import DEFAULT_DUPLICATE_SCORE, KaviSettings, load_settings
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 MAX_RESULTS = 50
 # The near-copy threshold, DEFAULT_DUPLICATE_SCORE, lives with the settings (the README gives the scores it was
 # chosen from); a warning starts at kavi.search.guard.WARN_FRACTION of it.
@@ -58,33 +58,31 @@ KINDS = ("skill", "proposal")  # one table and one BM25 index each: proposals do
 BM25_K1, BM25_B = 1.2, 0.75  # the fts extension's defaults
 
 
-def _bm25_sql(kind: str, *, query: bool) -> str:
-    """Weighted BM25 of every document of a kind in one statement, over the fts extension's own index tables
-    (its tokenizer, stemmer, dictionary and statistics) with match_bm25's formula: the sum over fields of the
-    field's weight times match_bm25(..., fields := that field). One pass instead of one macro call per field (per
-    document, for the self-match).
-
-    With `query` the terms are those of the bound query text; without, every term of each document: its
-    self-match, the score its own text gets as a query."""
+def _bm25_terms_sql(kind: str) -> str:
+    """Each (term, document) pair's part of a weighted BM25 score, over the fts extension's own index tables (its
+    tokenizer, stemmer, dictionary and statistics) with match_bm25's formula: the sum over fields of the field's
+    weight times the term's match_bm25 part in that field. Stored at build time (table bm25_<kind>), so a query
+    sums the parts of its terms instead of joining the index tables again."""
     s = f"fts_main_docs_{kind}"
     weights = ", ".join(f"('{f}', {w})" for f, w in FIELD_WEIGHTS.items())
-    if query:
-        terms = (f"tokens AS (SELECT DISTINCT stem(unnest({s}.tokenize(?)), 'porter') AS t), "
-                 f"qterms AS (SELECT te.docid, te.fieldid, te.termid FROM {s}.terms te JOIN {s}.dict di "
-                 "ON di.termid = te.termid JOIN tokens ON di.term = tokens.t), ")
-    else:
-        terms = f"qterms AS (SELECT docid, fieldid, termid FROM {s}.terms), "
     return (
-        f"WITH {terms}"
-        "tf AS (SELECT docid, fieldid, termid, count(*) AS tf FROM qterms GROUP BY docid, fieldid, termid), "
+        f"WITH tf AS (SELECT docid, fieldid, termid, count(*) AS tf FROM {s}.terms GROUP BY docid, fieldid, termid), "
         f"weights(field, weight) AS (VALUES {weights}), "
         f"st AS (SELECT num_docs, avgdl FROM {s}.stats) "
-        "SELECT docs.name, sum(w.weight * log(((st.num_docs - dict.df) + 0.5) / (dict.df + 0.5) + 1) "
+        "SELECT dict.term, docs.name AS doc, sum(w.weight * log(((st.num_docs - dict.df) + 0.5) / (dict.df + 0.5) + 1) "
         f"* (tf.tf * ({BM25_K1} + 1) / (tf.tf + {BM25_K1} * ((1 - {BM25_B}) + {BM25_B} * (docs.len / st.avgdl))))) "
-        f"FROM tf JOIN {s}.docs docs ON docs.docid = tf.docid JOIN {s}.dict dict ON dict.termid = tf.termid "
+        f"AS part FROM tf JOIN {s}.docs docs ON docs.docid = tf.docid JOIN {s}.dict dict ON dict.termid = tf.termid "
         f"JOIN {s}.fields f ON f.fieldid = tf.fieldid JOIN weights w ON w.field = f.field CROSS JOIN st "
-        "GROUP BY docs.name"
+        "GROUP BY dict.term, docs.name"
     )
+
+
+def _bm25_sql(kind: str, *, query: bool) -> str:
+    """Weighted BM25 of every document of a kind, (doc, score): with `query` for the terms of the bound query text
+    (tokenized and stemmed as the index was), without it each document's self-match, the score its own text gets
+    as a query."""
+    where = (f"WHERE term IN (SELECT stem(unnest(fts_main_docs_{kind}.tokenize(?)), 'porter')) " if query else "")
+    return f"SELECT doc, sum(part) FROM bm25_{kind} {where}GROUP BY doc"
 
 
 # Numbers and symbols are terms ("a multiple of 11", "30 days", "x % y"): every symbol becomes a token of its own,
@@ -363,6 +361,7 @@ class SearchIndex:
             con.execute(f"PRAGMA create_fts_index('{table}', 'doc_id', 'name_text', 'description', 'schema_text', "
                         f"'examples_text', stemmer = 'porter', stopwords = 'english', "
                         f"ignore = {sql_string(FTS_IGNORE)}, overwrite = 1)")
+            con.execute(f"CREATE TABLE bm25_{kind} AS {_bm25_terms_sql(kind)}")
             selfs = con.execute(_bm25_sql(kind, query=False)).fetchall()
             con.executemany(f"UPDATE {table} SET self_score = ? WHERE doc_id = ?", [[r[1], r[0]] for r in selfs])
         con.execute("INSERT INTO meta VALUES ('signature', ?), ('mode', ?), ('count', ?)",

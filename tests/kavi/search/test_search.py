@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import duckdb
 import pytest
 import typer
 import yaml
@@ -24,7 +25,8 @@ from kavi.ledger.store import Ledger
 from kavi.search import packaged
 from kavi.search.documents import MAX_QUERY_CHARS, SearchError
 from kavi.search.embeddings import EmbeddingError, parse_embeddings
-from kavi.search.index import SearchConfig, open_index
+from kavi.search.extensions import load_extension
+from kavi.search.index import FIELD_WEIGHTS, SearchConfig, lexical, open_index
 from kavi.settings_parsers import ConfigError
 from kavi_assets.cli.main import app
 from tests.factories import example_spec, trust_example
@@ -76,6 +78,30 @@ def test_bm25_ranks_the_matching_skill_first(shipped: KaviHome) -> None:
         assert 0 < hits[0].score <= 1.0
     assert index.search("zzzz qqqq") == []  # no shared term: nothing, not the whole registry
     assert index.mode == "bm25"
+
+
+def test_bm25_is_the_fts_extensions_own_score_summed_over_the_weighted_fields(shipped: KaviHome) -> None:
+    """The parts stored at build time add up, for any query, to the fts extension's match_bm25 of each field
+    times the field's weight: the score the index tables would give, read again for each query."""
+    index = _index(shipped)
+    index.ensure()
+    con = duckdb.connect(":memory:")
+    load_extension(con, "fts")
+    con.execute(f"ATTACH '{index.path}' AS idx (READ_ONLY)")
+    con.execute("USE idx")
+    for query in ("how many words are in this text, words and words", "turn 1h30m into seconds", "x % y",
+                  "e-mail addresses of a message", "a note in the vault with tags"):
+        want: dict[str, float] = {}
+        for field, weight in FIELD_WEIGHTS.items():
+            for name, score in con.execute(
+                    "SELECT name, fts_main_docs_skill.match_bm25(doc_id, ?, fields := ?) FROM docs_skill",
+                    [lexical(query), field]).fetchall():
+                if score is not None:
+                    want[name] = want.get(name, 0.0) + weight * score
+        got = {h.name: h.bm25 for h in index.query(query, limit=50)}
+        assert got.keys() == want.keys(), query
+        assert got == pytest.approx(want, rel=1e-9), query
+    con.close()
 
 
 def test_index_is_rebuilt_only_when_the_ledger_moves(shipped: KaviHome) -> None:
