@@ -19,13 +19,10 @@ class LineageRecords(RecordsBase):
         """Several artifacts in one statement (a promotion's statements and card)."""
         if not refs:
             return
-        stamps = [r.stored_at for r in refs if r.stored_at is not None]
-        # A bound earlier than each row's own is still a bound: one statement instead of one per artifact.
-        since = min(stamps) if len(stamps) == len(refs) else None
         with self.ledger.connect() as con:
             _insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
                         [[r.sha256, r.kind, r.size, str(r.path), utcnow()] for r in refs],
-                        newer_than=[since] * len(refs))
+                        newer_than=[r.stored_at for r in refs])
 
     def lineage_edges(self, name: str) -> list[dict[str, Any]]:
         with self.ledger.connect() as con:

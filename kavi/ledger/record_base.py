@@ -64,32 +64,36 @@ def _utc(epoch_us: int | None) -> datetime | None:
 def _insert_new(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],
                 rows: Sequence[Sequence[Any]], newer_than: Sequence[datetime | None] | None = None,
                 absent: bool = False) -> None:
-    """INSERT OR IGNORE: the rows whose key is neither in the table nor earlier in `rows`.
+    """INSERT OR IGNORE, in one statement: the rows whose key is neither in the table nor earlier in `rows`.
 
     `newer_than[i]`, when set, says any row with row i's key was created after that time (its artifact was
-    stored then): the lookup reads only the rows created since, which DuckDB finds by the row groups'
-    time ranges instead of scanning the table. With `absent` the caller knows no key can be there yet.
+    stored then): the lookup reads only the rows created since the earliest of them, which DuckDB finds by the row
+    groups' time ranges instead of scanning the table (a bound earlier than a row's own is still a bound for it;
+    one row without a bound leaves the lookup unbounded). With `absent` the caller knows no key can be there yet.
     """
     at = [cols.index(k) for k in key]
     seen: set[tuple[Any, ...]] = set()
-    groups: dict[datetime | None, list[Sequence[Any]]] = {}
+    new: list[Sequence[Any]] = []
+    bounds: list[datetime | None] = []
     for i, r in enumerate(rows):
         k = tuple(r[j] for j in at)
         if k not in seen:
             seen.add(k)
-            groups.setdefault(newer_than[i] if newer_than is not None else None, []).append(r)
-    row_sql = "(" + ", ".join("?" for _ in cols) + ")"
+            new.append(r)
+            bounds.append(newer_than[i] if newer_than is not None else None)
+    if not new:
+        return
+    values = ", ".join("(" + ", ".join("?" for _ in cols) + ")" for _ in new)
+    params = [x for r in new for x in r]
+    if absent:
+        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {values}", params)
+        return
+    since = None if any(b is None for b in bounds) else min(b for b in bounds if b is not None)
     same = " AND ".join(f"t.{k} = v.{k}" for k in key)
-    for since, group in groups.items():  # one statement per distinct bound (usually one)
-        values = ", ".join(row_sql for _ in group)
-        params = [x for r in group for x in r]
-        if absent:
-            con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {values}", params)
-            continue
-        recent = " AND t.created_at >= ?" if since is not None else ""
-        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (VALUES {values}) "
-                    f"v({', '.join(cols)}) WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same}{recent})",
-                    params + ([since] if since is not None else []))
+    recent = " AND t.created_at >= ?" if since is not None else ""
+    con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (VALUES {values}) "
+                f"v({', '.join(cols)}) WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same}{recent})",
+                params + ([since] if since is not None else []))
 
 
 def _replace(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], cols: Sequence[str],

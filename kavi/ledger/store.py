@@ -24,6 +24,7 @@ from kavi.ledger.lake import (
     lake_tables,
 )
 from kavi.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from kavi.ledger.session_reads import SessionConnection
 from kavi.ledger.wire import RemoteConnection, find_host
 from kavi.settings import read_setting
 
@@ -248,13 +249,14 @@ class Ledger:
         forge step land together, or not at all, and the step pays for one connection instead of one per call.
 
         Keep a session short: while it is open no other process can open the ledger. Never hold one across a
-        model call or a gate run. Sessions nest (an inner session joins the outer one).
+        model call or a gate run. Sessions nest (an inner session joins the outer one). A read repeated inside one
+        is answered from the rows it gave before, until the session writes (kavi/ledger/session_reads.py).
         """
         if getattr(self._local, "con", None) is not None:
             yield
             return
         with self.connect() as con:
-            self._local.con = con
+            self._local.con = SessionConnection(con)
             try:
                 yield
             finally:

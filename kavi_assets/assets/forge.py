@@ -326,8 +326,11 @@ def verify_and_research(
         report_meta["ceremony_level"] = str(out.ceremony["level"])
         report_meta["ceremony"] = dg.MetadataValue.md(plan_markdown(out.ceremony))
         report_meta["ceremony_skipped"] = dg.MetadataValue.json(out.ceremony.get("skipped") or [])
+    observation = None
     if out.passed:
-        record_success(ctx, name, out.build_id)
+        with ctx.records.session():  # the outcome and the status it leaves: one connection
+            record_success(ctx, name, out.build_id)
+            observation = status_observation(ctx, name)
     failing = [r.gate for r in out.results if not r.ok]
     report_meta["verdict"] = ("PASSED" if out.passed else f"FAILED ({', '.join(failing)})" if failing
                               else "FAILED (the build failed before any gate could run)")
@@ -335,9 +338,9 @@ def verify_and_research(
         yield dg.MaterializeResult(asset_key=REPORT_KEY, metadata=report_meta, check_results=checks)
     else:  # a subset without the report (the research note alone): its checks still report
         yield from checks
-    if out.passed:
+    if observation is not None:
         context.log.info(f"{name} attempt {out.attempt} (build {out.build_id}): every gate passed")
-        yield status_observation(ctx, name)
+        yield observation
         return
     note = research(ctx, name, out)
     failed = failing or [f"none ran, the build failed ({note.kind.value})"]
@@ -452,10 +455,12 @@ def registry_entry(
         meta["approved_by"] = out.approved_by
     if out.skill_path:
         meta["skill_path"] = dg.MetadataValue.path(str(ctx.home.root / out.skill_path))
-    if out.promotion_seq is not None:
-        meta["promotion_seq"] = dg.MetadataValue.int(out.promotion_seq)
-        promo = ctx.records.promotion_for_build(out.build_id) if out.build_id else None
-        if promo is not None:  # the skill card its attestation hashes
-            meta["card"] = dg.MetadataValue.md(card_markdown(attested_card(ctx, promo)[0]))
+    with ctx.records.session():  # the card and the status the promotion left: one connection
+        if out.promotion_seq is not None:
+            meta["promotion_seq"] = dg.MetadataValue.int(out.promotion_seq)
+            promo = ctx.records.promotion_for_build(out.build_id) if out.build_id else None
+            if promo is not None:  # the skill card its attestation hashes
+                meta["card"] = dg.MetadataValue.md(card_markdown(attested_card(ctx, promo)[0]))
+        observation = status_observation(ctx, name)
     yield dg.MaterializeResult(metadata=meta)
-    yield status_observation(ctx, name)
+    yield observation
