@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from kavi.gates.resource_probe import stops_before_next
 from kavi.gates.resource_shapes import shape_label
 from kavi.lifecycle import Verdict
 from kavi.settings import RESOURCE_BUDGET_S, RESOURCE_DEADLINE_S
@@ -129,9 +130,13 @@ def fit_growth(points: list[tuple[int, float]]) -> float | None:
     usable = _past_fixed_cost(points)
     if len(usable) < 2:
         # One size past the fixed cost (a steep growth stops a shape early): the last two calls' own ratio, which
-        # counts the fixed cost as growth and so errs low.
+        # counts the fixed cost as growth and so errs low. It counts when the last call took a measurable time, or
+        # when this step is the one the runner stopped the shape on (its next size would have taken too long):
+        # otherwise a call just short of MIN_SIGNAL_S would leave an explosive growth unjudged.
         (n0, t0), (n1, t1) = points[-2], points[-1]
-        return math.log(t1 / t0) / math.log(n1 / n0) if t1 >= MIN_SIGNAL_S and t0 > 0 and n1 > n0 else None
+        if not (t0 > 0 and n1 > n0) or not (t1 >= MIN_SIGNAL_S or stops_before_next(t0, t1, CALL_BUDGET_S)):
+            return None
+        return math.log(t1 / t0) / math.log(n1 / n0)
     if max(e for _, e in usable) < MIN_SIGNAL_S:
         return None
     xs = [math.log(n) for n, _ in usable]

@@ -28,6 +28,7 @@ START = 64
 REPEAT_BELOW_S = 0.004
 REPEATS = 3
 STEEP = GROWTH ** 1.25  # a ratio to the previous size's time past this is measured again
+NEXT_CALL_BUDGETS = 20  # a shape stops growing when its next size, at the growth seen, would take this many budgets
 
 
 class CallCap(BaseException):
@@ -103,6 +104,13 @@ def _timed(call: Callable[[], None], cap_s: float) -> tuple[float, str]:
     return _clock() - started, outcome
 
 
+def stops_before_next(previous_s: float, took_s: float, call_budget_s: float) -> bool:
+    """Whether a shape stops after a call that took `took_s` (the previous size's took `previous_s`): its next size,
+    at the growth this step showed (at least linear), would take NEXT_CALL_BUDGETS call budgets."""
+    return previous_s > 0 and took_s > 0 and took_s * max(float(GROWTH), took_s / previous_s) > (
+        NEXT_CALL_BUDGETS * call_budget_s)
+
+
 def run_probes(section: dict[str, Any], call_for: Callable[[dict[str, Any], dict[str, Any]], Callable[[], None]],
                emit: Callable[[dict[str, Any]], None]) -> None:
     """Run every probe of the job's `resource` section; `call_for(probe, input)` gives the call to time (its context
@@ -149,10 +157,8 @@ def run_probes(section: dict[str, Any], call_for: Callable[[dict[str, Any], dict
             emit({"probe": index, "size": size, "s": round(took, 6), "outcome": outcome})
             if outcome in ("stopped", "budget") or took >= call_budget:
                 break
-            if previous is not None and previous[1] > 0 and took > 0:
-                # The next size, at the growth seen so far (at least linear), would take twenty call budgets:
-                # enough is known (an explosive growth stops here instead of at the cap).
-                ratio = max(float(GROWTH), took / previous[1])
-                if took * ratio > 20 * call_budget:
-                    break
+            # The next size, at the growth seen so far (at least linear), would take NEXT_CALL_BUDGETS call budgets:
+            # enough is known (an explosive growth stops here instead of at the cap).
+            if previous is not None and stops_before_next(previous[1], took, call_budget):
+                break
             previous = (size, took)

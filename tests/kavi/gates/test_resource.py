@@ -221,6 +221,23 @@ def test_one_steep_step_is_noise_two_are_growth() -> None:
     assert gate.verdict is Verdict.FAILED and "time grows as n^" in gate.reason, gate.reason
 
 
+def test_the_step_a_shape_stopped_on_is_judged_however_short_its_call() -> None:
+    # Measured on HumanEval's all_prefixes (an output that grows as n^2): the call on 4,096 characters took just under
+    # the signal floor, and its next size, at this step's 27-fold growth, would have taken over twenty call budgets,
+    # so the runner stopped there. That step is the evidence, as when the call takes a millisecond longer.
+    stopped = {64: 0.000021, 256: 0.000045, 1024: 0.000155, 4096: 0.004164}
+    grown = fit_growth(list(stopped.items()))
+    assert grown is not None and grown > 2.0, grown
+    gate = resource_gate([{**PROBE, "bound": 1_044_480}], ResourceConfig(), _lines(stopped), ended=True)
+    assert gate.verdict is Verdict.FAILED and "past the 10 s deadline" in gate.reason, gate.reason
+    slower = {**stopped, 4096: 0.0052}  # the same skill a little slower: judged the same way before as now
+    assert not resource_gate([{**PROBE, "bound": 1_044_480}], ResourceConfig(), _lines(slower), ended=True).ok
+    # A step that gave the runner no reason to stop stays below the floor: a fourfold size at fourfold time.
+    linear = {64: 0.00006, 256: 0.00025, 1024: 0.001, 4096: 0.0042}
+    assert fit_growth(list(linear.items())) is None
+    assert resource_gate([PROBE], ResourceConfig(), _lines(linear), ended=True).ok
+
+
 def test_a_run_that_ended_before_the_probes_fails() -> None:
     gate = resource_gate([PROBE], ResourceConfig(), [], ended=False)
     assert gate.verdict is Verdict.FAILED and "nothing was measured" in gate.reason
