@@ -131,7 +131,7 @@ def attested_card(ctx: ForgeContext, promo: PromotionRow) -> tuple[dict[str, Any
     from kavi.ledger.verification_records import VerificationRecords
     from kavi.promotion.attestation import signed_predicate
 
-    envelope_sha = VerificationRecords(ctx.records.ledger).attestations().get(promo.seq, (None, None, None))[0]
+    envelope_sha = (VerificationRecords(ctx.records.ledger).attestation(promo.seq) or (None, None, None))[0]
     if envelope_sha:
         try:
             predicate = signed_predicate(json.loads(ctx.store.get(envelope_sha)))

@@ -148,6 +148,8 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         else:
             not_built, skill_sha256, test_sha256 = None, build.skill_sha256, build.test_sha256
         spec_sha256 = ctx.records.require_proposal(name).spec_sha256
+        # The level the evidence is decided at: the score's, or a person's recorded one.
+        ceremony = proposal_ceremony(ctx.records, name, proposal)
     if not_built is not None:
         try:  # outside the session: it may wait for the answer
             settle_prefetch(ctx, name, build, proposal, spec_sha256)
@@ -163,7 +165,6 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     # The evidence beyond the holdouts: at the configured ceremony levels, generated inputs and (when a second model
     # is configured) an independent implementation. Obtained here, outside the gates: a model error on the way is
     # the independent model's, recorded, and never fails this build.
-    ceremony = proposal_ceremony(ctx.records, name, proposal)  # the score's level, or a person's recorded one
     runs, why = evidence_decision(ceremony, ctx.settings.evidence_levels)
     independent: IndependentOutcome | None = None
     if runs:

@@ -189,6 +189,14 @@ class VerificationRecords:
             con.execute("INSERT INTO attestations VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
                         [seq, name, version, build_id, envelope_sha256, key_id, utcnow()])
 
+    def attestation(self, seq: int) -> tuple[str | None, str | None, str | None] | None:
+        """(envelope sha256, key id, note) of promotion `seq` (its first row), or None: one promotion's row, not the
+        table (a promotion step reads its own card's)."""
+        with self.ledger.connect() as con:
+            row = con.execute("SELECT envelope_sha256, key_id, note FROM attestations WHERE promotion_seq = ? "
+                              "ORDER BY created_at LIMIT 1", [seq]).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
     def attestations(self) -> dict[int, tuple[str | None, str | None, str | None]]:
         """promotion seq → (envelope sha256, key id, note); the first row of a promotion counts."""
         with self.ledger.connect() as con:

@@ -67,7 +67,7 @@ def find_attestation(records: ForgeRecords, name: str, version: int | None) -> t
     if not promos:
         raise LookupError(f"{name}{'' if version is None else f'@{version}'} was never promoted")
     promo = promos[-1]
-    link = VerificationRecords(records.ledger).attestations().get(promo.seq)
+    link = VerificationRecords(records.ledger).attestation(promo.seq)
     if link is None or link[0] is None:
         raise LookupError(f"{name}@{promo.version} has no signed attestation"
                           + (f" ({link[2]})" if link is not None and link[2] else ""))

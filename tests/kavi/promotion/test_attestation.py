@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from kavi.home import KaviHome
 from kavi.ledger.artifacts import ArtifactStore
+from kavi.ledger.verification_records import VerificationRecords
 from kavi.promotion.attestation import (
     AttestationError,
     home_public_key,
@@ -63,6 +64,11 @@ def test_a_promotion_is_attested_and_signed_by_the_homes_key(kavi_home: KaviHome
     assert {g["gate"] for g in pred["verification"]["gates"]} >= {"ruff", "mypy", "pytest", "policy", "coach"}
     assert pred["coach"]["verdict"] == "passed" and pred["coach"]["details"] == {"coach_model": "coach-m"}
     assert pred["promotion"]["record_hash"] == promo.record_hash
+    # One promotion's row, read alone, is the one the table gives for it.
+    links = VerificationRecords(ctx.records.ledger)
+    own = links.attestation(promo.seq)
+    assert own is not None and own == links.attestations()[promo.seq] and own[0] == sha
+    assert links.attestation(promo.seq + 1) is None
     res = _kavi(["verify"])
     assert res.exit_code == 0 and "1 signed attestations verified" in res.output, res.output
 
