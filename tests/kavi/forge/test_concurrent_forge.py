@@ -167,7 +167,7 @@ def test_a_run_launched_without_the_cli_takes_the_lock_too(kavi_home: KaviHome, 
     """Runs requested by sensors (or `dagster asset materialize`) hold the lock through their resource."""
     import dagster as dg
 
-    from kavi_assets.definitions import defs
+    from kavi_assets.definitions import current_definitions
 
     ctx = ForgeContext.open(kavi_home, lambda: None)  # type: ignore[arg-type, return-value]
     intake(ctx, load_proposal(EXAMPLES / "word_count.yaml"), None)
@@ -175,7 +175,7 @@ def test_a_run_launched_without_the_cli_takes_the_lock_too(kavi_home: KaviHome, 
     monkeypatch.setenv("KAVI_FORGE_WAIT_S", "0")
     with dg.DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("proposals", ["word_count"])
-        result = defs.resolve_job_def("forge").execute_in_process(
+        result = current_definitions().resolve_job_def("forge").execute_in_process(
             partition_key="word_count", instance=instance, raise_on_error=False)
         errors = " ".join(str(e.event_specific_data.error) for e in result.all_events  # type: ignore[union-attr]
                           if e.is_failure and getattr(e.event_specific_data, "error", None))

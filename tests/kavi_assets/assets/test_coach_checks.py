@@ -25,12 +25,12 @@ def instance() -> Iterator[dg.DagsterInstance]:
 
 def test_gate_coach_fails_with_the_findings_and_the_report_shows_the_ceremony(
         kavi_home: KaviHome, instance: dg.DagsterInstance) -> None:
-    from kavi_assets.definitions import defs
+    from kavi_assets.definitions import current_definitions
 
     ctx = ForgeContext.open(kavi_home, lambda: None)  # type: ignore[arg-type, return-value]
     intake(ctx, load_proposal(EXAMPLES / "read_notes_by_tag.yaml"), None)
     instance.add_dynamic_partitions("proposals", ["read_notes_by_tag"])
-    result = defs.resolve_job_def("forge").execute_in_process(
+    result = current_definitions().resolve_job_def("forge").execute_in_process(
         partition_key="read_notes_by_tag", instance=instance, raise_on_error=False, tags={"kavi/trigger": "test"})
     assert result.success
     checks = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data

@@ -25,13 +25,13 @@ def instance() -> Iterator[dg.DagsterInstance]:
 
 def test_the_decomposition_asset_decomposes_and_shows_the_tree(kavi_home: KaviHome, instance: dg.DagsterInstance,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from kavi_assets.definitions import defs
+    from kavi_assets.definitions import current_definitions
 
     monkeypatch.setenv("KAVI_DECOMPOSE_ABOVE", "1")  # decompose by complexity, before any attempt
     ctx = ForgeContext.open(kavi_home, lambda: None)  # type: ignore[arg-type, return-value]
     intake(ctx, load_proposal(EXAMPLES / "email_domain_report.yaml"), None)
     instance.add_dynamic_partitions("proposals", ["email_domain_report"])
-    result = defs.resolve_job_def("decompose").execute_in_process(
+    result = current_definitions().resolve_job_def("decompose").execute_in_process(
         partition_key="email_domain_report", instance=instance, raise_on_error=False)
     assert result.success
     mats = [m for m in result.asset_materializations_for_node("forge__decomposition")

@@ -38,12 +38,12 @@ def instance() -> Iterator[dg.DagsterInstance]:
 
 
 def _forge(home: KaviHome, instance: dg.DagsterInstance, name: str) -> tuple[ForgeContext, Any]:
-    from kavi_assets.definitions import defs
+    from kavi_assets.definitions import current_definitions
 
     ctx = ForgeContext.open(home, lambda: None)  # type: ignore[arg-type, return-value]
     intake(ctx, load_proposal(EXAMPLES / f"{name}.yaml"), None)
     instance.add_dynamic_partitions("proposals", [name])
-    result = defs.resolve_job_def("forge").execute_in_process(
+    result = current_definitions().resolve_job_def("forge").execute_in_process(
         partition_key=name, instance=instance, raise_on_error=False, tags={"kavi/trigger": "test"})
     return ctx, result
 
