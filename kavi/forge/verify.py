@@ -147,9 +147,9 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
                                                             {}, 0.0, ref.sha256, failure)
         else:
             not_built, skill_sha256, test_sha256 = None, build.skill_sha256, build.test_sha256
+            # The level the evidence is decided at: the score's, or a person's recorded one.
+            ceremony = proposal_ceremony(ctx.records, name, proposal)
         spec_sha256 = ctx.records.require_proposal(name).spec_sha256
-        # The level the evidence is decided at: the score's, or a person's recorded one.
-        ceremony = proposal_ceremony(ctx.records, name, proposal)
     if not_built is not None:
         try:  # outside the session: it may wait for the answer
             settle_prefetch(ctx, name, build, proposal, spec_sha256)

@@ -10,12 +10,11 @@ from typing import Any
 
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.record_base import (
-    _ARTIFACT_COLS,
-    _LINEAGE_COLS,
     LedgerConflictError,
     LedgerRecordError,
     RecordsBase,
     _artifact,
+    _artifacts_with_lineage,
     _ids_filter,
     _insert_new,
     _lineage,
@@ -175,16 +174,12 @@ class BuildRecords(RecordsBase):
             )
             con.execute("UPDATE proposals SET latest_failure_kind = ?, latest_build_status = ? "
                         "WHERE name = ? AND latest_build_id = ?", [failure_kind, status, row[0], build_id])
-            if artifacts:  # a statement or two per table, however many artifacts the step produced
-                _insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
-                            [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for _, ref, _, _ in artifacts],
-                            newer_than=[ref.stored_at for _, ref, _, _ in artifacts])
+            # One statement per table, however many artifacts the step produced.
+            _artifacts_with_lineage(con, [(ref, parent, relation) for _, ref, parent, relation in artifacts],
+                                    build_id, str(row[0]), now)
+            if artifacts:
                 _replace(con, "build_artifacts", ("build_id", "role"), ("build_id", "role", "sha256"),
                          [[build_id, role, ref.sha256] for role, ref, _, _ in artifacts])
-                _insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
-                            [[parent, ref.sha256, relation, build_id, str(row[0]), now, ref.kind, ref.size]
-                             for _, ref, parent, relation in artifacts],
-                            newer_than=[ref.stored_at for _, ref, _, _ in artifacts])
 
     def artifacts_of_builds(self, build_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """`build_artifacts` of several builds in one query: build id -> role -> sha256."""

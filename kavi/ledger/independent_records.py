@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kavi.ledger.artifacts import ArtifactRef
-from kavi.ledger.record_base import _ARTIFACT_COLS, _LINEAGE_COLS, RecordsBase, _insert_new, _iso_sql
+from kavi.ledger.record_base import RecordsBase, _artifacts_with_lineage, _iso_sql
 from kavi.ledger.store import utcnow
 
 
@@ -48,14 +48,7 @@ class IndependentRecords(RecordsBase):
                 [row.independent_id, row.proposal_name, row.spec_sha256, row.requested_by_build, row.model,
                  row.choice_reason, row.endpoint, row.status, row.reason, row.source_sha256, row.answer_sha256,
                  row.prompt_tokens, row.completion_tokens, row.latency_ms, row.cost_usd, now])
-            if artifacts:  # one statement per table, however many artifacts the call produced
-                _insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
-                            [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for ref, _, _ in artifacts],
-                            newer_than=[ref.stored_at for ref, _, _ in artifacts])
-                _insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
-                            [[parent, ref.sha256, relation, row.requested_by_build, row.proposal_name, now, ref.kind,
-                              ref.size] for ref, parent, relation in artifacts],
-                            newer_than=[ref.stored_at for ref, _, _ in artifacts])
+            _artifacts_with_lineage(con, artifacts, row.requested_by_build, row.proposal_name, now)
 
     def independents(self, name: str, spec_sha256: str | None = None) -> list["IndependentRow"]:
         """NAME's independent implementation requests (of one spec, when given), oldest first."""

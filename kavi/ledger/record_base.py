@@ -109,6 +109,21 @@ def _replace(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], col
     con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {values}", [x for r in last.values() for x in r])
 
 
+def _artifacts_with_lineage(
+    con: duckdb.DuckDBPyConnection, items: Sequence[tuple[ArtifactRef, str, str]], build_id: str | None,
+    name: str | None, now: datetime,
+) -> None:
+    """Artifacts (ref, lineage parent, relation) and the edge to each: one statement per table, however many."""
+    if not items:
+        return
+    bounds = [ref.stored_at for ref, _, _ in items]
+    _insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
+                [[ref.sha256, ref.kind, ref.size, str(ref.path), now] for ref, _, _ in items], newer_than=bounds)
+    _insert_new(con, "lineage", ("parent_sha256", "child_sha256", "relation"), _LINEAGE_COLS,
+                [[parent, ref.sha256, relation, build_id, name, now, ref.kind, ref.size]
+                 for ref, parent, relation in items], newer_than=bounds)
+
+
 def _artifact(con: duckdb.DuckDBPyConnection, ref: ArtifactRef, now: datetime) -> None:
     _insert_new(con, "artifacts", ("sha256",), _ARTIFACT_COLS,
                 [[ref.sha256, ref.kind, ref.size, str(ref.path), now]], newer_than=[ref.stored_at])
