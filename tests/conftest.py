@@ -56,6 +56,9 @@ def kavi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KaviH
     monkeypatch.setenv("KAVI_HOME", str(home.root))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
     (tmp_path / "dagster").mkdir()
+    # And its ledger and Dagster storage as a first command leaves them (created once per test process).
+    factories.as_first_opened(home, tmp_path / "dagster",
+                              ledger=os.environ.get("KAVI_TEST_LEDGER", "") != "ducklake")
     monkeypatch.setenv("KAVI_RECORDED_SPEED", "0")
     yield home
 

@@ -343,6 +343,55 @@ def warm_mypy_cache_root(dest: Path) -> Path:
     return dest
 
 
+# -- a new home's ledger and Dagster storage --------------------------------------------------------------------------
+_FIRST_OPENED: dict[str, Path] = {}
+# What the first open of DAGSTER_HOME creates beside kavi's dagster.yaml (which names its own folder: never copied).
+_DAGSTER_STORAGE = ("history", "schedules")
+
+
+def _first_opened() -> Path:
+    """One skills home and DAGSTER_HOME per test process, opened once by the forge's own code: the ledger migrated
+    and the Dagster storage created, as a home's first command leaves them."""
+    if "root" in _FIRST_OPENED:
+        return _FIRST_OPENED["root"]
+    import os
+
+    from kavi.ledger.store import Ledger
+    from kavi_assets.cli.dagster_env import ensure_dagster_home, instance
+
+    root = Path(tempfile.mkdtemp(prefix="kavi-tests-first-opened-"))
+    atexit.register(shutil.rmtree, root, True)
+    home = KaviHome(root / "home").ensure()
+    Ledger(home.ledger_path, lake=False).migrate()
+    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "KAVI_HOME")}
+    try:
+        os.environ.update(DAGSTER_HOME=str(root / "dagster"), KAVI_HOME=str(home.root))
+        ensure_dagster_home(home)
+        inst = instance()
+        inst.get_dynamic_partitions("proposals")
+        inst.dispose()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    _FIRST_OPENED["root"] = root
+    return root
+
+
+def as_first_opened(home: KaviHome, dagster_home: Path, *, ledger: bool = True) -> None:
+    """`home`'s ledger and `dagster_home`'s storage as the first command would leave them, copied from files the
+    forge's own code created once in this process: migrating a ledger and creating Dagster's SQLite storage cost
+    each test about 0.3 s, and the result is the same files. With `ledger=False` the home keeps no ledger file (the
+    ledger is elsewhere: the shared DuckLake)."""
+    root = _first_opened()
+    if ledger:
+        shutil.copyfile(root / "home" / "ledger.duckdb", home.ledger_path)
+    for name in _DAGSTER_STORAGE:
+        shutil.copytree(root / "dagster" / name, dagster_home / name, dirs_exist_ok=True)
+
+
 # -- the real CLI -----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DemoRun:
