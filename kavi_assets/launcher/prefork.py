@@ -37,10 +37,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dagster import DefaultRunLauncher
+from dagster import DagsterRun, DefaultRunLauncher, serialize_value
 from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
-from dagster._core.storage.dagster_run import DagsterRun
-from dagster._serdes import ConfigurableClass, serialize_value
+from dagster._serdes import ConfigurableClass
 from dagster._serdes.config_class import ConfigurableClassData
 
 from kavi.process_owner import ProcessOwner, hostname, process_start
