@@ -37,6 +37,7 @@ def demo(
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.cli.forge_run import forge_once
     from kavi_assets.cli.outcome import verdict_text
+    from kavi_assets.cli.parallel import batch_ledger_host
     from kavi_assets.cli.serve_cmd import show_close_skills
     from resources.gates import GateRunnerResource
     from resources.home import SkillsHomeResource
@@ -71,54 +72,58 @@ def demo(
         names.append(prop.name)
     console.print(f"proposed      {len(names)}: {', '.join(names)}")
 
-    home_res = SkillsHomeResource(root=str(h.root))
-    gates_res = GateRunnerResource(retry_backoff_s=0.0)
-    crashed = 0
-    if concurrency > 1:  # the same forging, N runs at once (kavi_assets/cli/parallel_cmd.py)
-        from kavi_assets.cli.parallel_cmd import demo_forging
+    # One ledger host for the demo's runs, as a batch has (kavi_assets/cli/parallel.py): the file stays open in it,
+    # where every unit of work of the runs in this process would otherwise attach it and, after a write, checkpoint
+    # it at its close; `kavi status` in another shell goes through the host meanwhile.
+    with batch_ledger_host(h.ledger_path):
+        home_res = SkillsHomeResource(root=str(h.root))
+        gates_res = GateRunnerResource(retry_backoff_s=0.0)
+        crashed = 0
+        if concurrency > 1:  # the same forging, N runs at once (kavi_assets/cli/parallel_cmd.py)
+            from kavi_assets.cli.parallel_cmd import demo_forging
 
-        crashed = demo_forging(h, ctx, names, concurrency, max_rounds, home_res, gates_res, console)
-    for name in names if concurrency <= 1 else []:
-        row = ctx.records.require_proposal(name)
-        if row.status in (ProposalStatus.PROPOSED,):
-            out = forge_once(h, name, tags={"kavi/trigger": "demo"})
-            crashed += len(out["errors"])
-            for e in out["errors"]:
-                console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
-            console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}",
-                          highlight=False)
-    cursor: str | None = None
-    for _ in range(max_rounds if concurrency <= 1 else 0):
-        requests, cursor = retry_requests(home_res, gates_res, cursor)
-        if not requests:
-            break
-        for req in requests:
-            name = str(req.partition_key)
-            out = forge_once(h, name, tags={**req.tags, "dagster/run_key": req.run_key or ""})
-            crashed += len(out["errors"])
-            for e in out["errors"]:
-                console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
-            console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}"
-                          f"   [dim]requested by the retry sensor ({req.run_key})[/]", highlight=False)
+            crashed = demo_forging(h, ctx, names, concurrency, max_rounds, home_res, gates_res, console)
+        for name in names if concurrency <= 1 else []:
+            row = ctx.records.require_proposal(name)
+            if row.status in (ProposalStatus.PROPOSED,):
+                out = forge_once(h, name, tags={"kavi/trigger": "demo"})
+                crashed += len(out["errors"])
+                for e in out["errors"]:
+                    console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
+                console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}",
+                              highlight=False)
+        cursor: str | None = None
+        for _ in range(max_rounds if concurrency <= 1 else 0):
+            requests, cursor = retry_requests(home_res, gates_res, cursor)
+            if not requests:
+                break
+            for req in requests:
+                name = str(req.partition_key)
+                out = forge_once(h, name, tags={**req.tags, "dagster/run_key": req.run_key or ""})
+                crashed += len(out["errors"])
+                for e in out["errors"]:
+                    console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
+                console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}"
+                              f"   [dim]requested by the retry sensor ({req.run_key})[/]", highlight=False)
 
-    # Decomposition: what could not be verified is split, its children forged and trusted, its composition
-    # verified; the parent is then approved and promoted below like any verified proposal.
-    from kavi_assets.cli.decompose_cmd import demo_rounds
+        # Decomposition: what could not be verified is split, its children forged and trusted, its composition
+        # verified; the parent is then approved and promoted below like any verified proposal.
+        from kavi_assets.cli.decompose_cmd import demo_rounds
 
-    retry_cursor: list[str | None] = [cursor]
+        retry_cursor: list[str | None] = [cursor]
 
-    def retries() -> list[Any]:
-        found, retry_cursor[0] = retry_requests(home_res, gates_res, retry_cursor[0])
-        return found
+        def retries() -> list[Any]:
+            found, retry_cursor[0] = retry_requests(home_res, gates_res, retry_cursor[0])
+            return found
 
-    demo_rounds(h, ctx, names, console, approve_as, retries)
-    for name in names:
-        row = ctx.records.require_proposal(name)
-        if row.status is ProposalStatus.VERIFIED:
-            approve(ctx, name, approve_as)
-            run_job("promote", name, tags={"kavi/trigger": "demo-approval"}, home=h)
-    run_job("registry", None, tags={"kavi/trigger": "demo"}, home=h)
-    run_job("learn", None, tags={"kavi/trigger": "demo"}, home=h)
+        demo_rounds(h, ctx, names, console, approve_as, retries)
+        for name in names:
+            row = ctx.records.require_proposal(name)
+            if row.status is ProposalStatus.VERIFIED:
+                approve(ctx, name, approve_as)
+                run_job("promote", name, tags={"kavi/trigger": "demo-approval"}, home=h)
+        run_job("registry", None, tags={"kavi/trigger": "demo"}, home=h)
+        run_job("learn", None, tags={"kavi/trigger": "demo"}, home=h)
 
     print_summary(ctx, names, console)
     console.print(f"\nfinished in {time.monotonic() - started:.1f}s.", highlight=False)
