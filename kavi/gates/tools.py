@@ -3,6 +3,7 @@
 import fcntl
 import functools
 import json
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import kavi
 from kavi.lifecycle import Verdict
-from kavi.sandbox.runner import Limits
+from kavi.sandbox.runner import Limits, SandboxResult
 from kavi.sandbox.warm import run_warm
 from kavi.verdicts import GATE_MYPY, GATE_RUFF, GateResult
 
@@ -146,20 +147,37 @@ def warm_mypy_cache(work: Path, cache_root: Path, limits: Limits) -> bool:
     return result.ok
 
 
+def _run_mypy(work: Path, skill_rel: str, cache: Path, limits: Limits) -> SandboxResult:
+    extra = {"MYPYPATH": p} if (p := _mypy_path()) else {}
+    return run_warm(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
+         "--no-color-output", "--config-file", str(MYPY_CONFIG), "--cache-dir", str(cache), "--python-version",
+         "3.11", skill_rel],
+        cwd=work, limits=limits, env_extra=extra, rw=[cache],
+    )
+
+
 def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> GateResult:
+    """mypy --strict on the skill. mypy's cache is not safe for two processes at once (its SQLite shards lock, its
+    entries race), so no two checks share one: a cold cache is filled by one check at a time, and once it is warm
+    each check runs on a private copy of it, taken under the lock, and leaves it unchanged."""
     cache = mypy_cache_dir(cache_root)
     cache.mkdir(parents=True, exist_ok=True)
-    extra = {"MYPYPATH": p} if (p := _mypy_path()) else {}
     t0 = time.monotonic()
-    # One mypy at a time per cache: concurrent writers could leave it inconsistent; waiting is cheaper.
     with (cache.parent / f"{cache.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        res = run_warm(
-            [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
-             "--no-color-output", "--config-file", str(MYPY_CONFIG), "--cache-dir", str(cache), "--python-version",
-             "3.11", skill_rel],
-            cwd=work, limits=limits, env_extra=extra, rw=[cache],
-        )
+        if not mypy_cache_warm(cache_root):
+            res = _run_mypy(work, skill_rel, cache, limits)
+            own = None
+        else:
+            own = work.parent / f"{work.name}.mypy-cache"
+            shutil.rmtree(own, ignore_errors=True)
+            shutil.copytree(cache, own)
+    if own is not None:
+        try:
+            res = _run_mypy(work, skill_rel, own, limits)
+        finally:
+            shutil.rmtree(own, ignore_errors=True)
     duration = time.monotonic() - t0
     lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ": error:" in ln]

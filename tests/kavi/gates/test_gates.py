@@ -103,3 +103,51 @@ def test_hostile_test_file_cannot_change_what_acceptance_sees(tmp_path: Path, pr
     )
     res = _run(tmp_path, proposal, tests=tests)
     assert res["acceptance"].ok, res["acceptance"].messages
+
+
+def _cache_files(cache: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(cache)): p.read_bytes() for p in sorted(cache.rglob("*")) if p.is_file()}
+
+
+def test_on_a_warm_cache_each_mypy_check_has_its_own_copy_and_leaves_the_cache_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mypy's cache is not safe for two processes at once: on a warm cache each check takes a private copy under the
+    lock and runs without holding it (another verification's mypy does not wait for this one), and the shared cache
+    is the same afterwards; a type error is still found."""
+    import fcntl
+
+    from kavi.gates import tools
+    from kavi.sandbox.runner import Limits, SandboxResult
+
+    cache_root = warm_mypy_cache_root(tmp_path / "mypy")
+    assert tools.mypy_cache_warm(cache_root)
+    cache = tools.mypy_cache_dir(cache_root)
+    before = _cache_files(cache)
+    held_during_run: list[bool] = []
+    real = tools._run_mypy
+
+    def probing(work: Path, rel: str, used: Path, lim: Limits) -> SandboxResult:
+        assert used != cache and used.is_dir()  # a copy, not the shared cache
+        with (cache.parent / f"{cache.name}.lock").open("w") as probe:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held_during_run.append(False)
+            except BlockingIOError:
+                held_during_run.append(True)
+        return real(work, rel, used, lim)
+
+    monkeypatch.setattr(tools, "_run_mypy", probing)
+    # A module the warm-up did not check (decimal): the copy gets its entries, the shared cache does not.
+    good = SKILL.replace("import re\n", "import re\nfrom decimal import Decimal\n").replace(
+        "lines = len(text.splitlines())", "lines = int(Decimal(len(text.splitlines())))")
+    bad = SKILL.replace("lines = len(text.splitlines())", "lines: int = text.splitlines()")
+    for name, source, ok in (("good", good, True), ("bad", bad, False)):
+        work = tmp_path / name
+        (work / "skills").mkdir(parents=True)
+        (work / "skills" / "word_count.py").write_text(source)
+        result = tools.mypy_gate(work, "skills/word_count.py", cache_root, Limits(wall_s=120))
+        assert result.ok is ok, (name, result.reason, result.messages)
+        assert ok or any("[assignment]" in m for m in result.messages), result.messages
+        assert not list(tmp_path.glob("*.mypy-cache"))  # the copy is gone
+    assert held_during_run == [False, False]
+    assert _cache_files(cache) == before
