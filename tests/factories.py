@@ -354,28 +354,19 @@ def _first_opened() -> Path:
     and the Dagster storage created, as a home's first command leaves them."""
     if "root" in _FIRST_OPENED:
         return _FIRST_OPENED["root"]
-    import os
-
     from kavi.ledger.store import Ledger
+    from kavi.process_env import exported
     from kavi_assets.cli.dagster_env import ensure_dagster_home, instance
 
     root = Path(tempfile.mkdtemp(prefix="kavi-tests-first-opened-"))
     atexit.register(shutil.rmtree, root, True)
     home = KaviHome(root / "home").ensure()
     Ledger(home.ledger_path, lake=False).migrate()
-    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "KAVI_HOME")}
-    try:
-        os.environ.update(DAGSTER_HOME=str(root / "dagster"), KAVI_HOME=str(home.root))
+    with exported({"DAGSTER_HOME": str(root / "dagster"), "KAVI_HOME": str(home.root)}):
         ensure_dagster_home(home)
         inst = instance()
         inst.get_dynamic_partitions("proposals")
         inst.dispose()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     _FIRST_OPENED["root"] = root
     return root
 
