@@ -5,7 +5,6 @@ independent that fails a holdout is not used and betrays none of it; a hostile i
 verdict; the gate can be switched off; the run is bounded; every shipped demo skill passes."""
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -247,15 +246,13 @@ def test_the_run_is_bounded_by_the_time_budget(tmp_path: Path, word_count: Propo
                     "        while len(text) > 2 and (_n < 3_000_000 or len(text) > 30):\n"
                     "            _n += 1\n")
     budget = 2.0
-    t0 = time.monotonic()
     res = _gates(tmp_path, word_count, slow, evidence=EvidenceConfig(time_budget_s=budget, max_cases=40))
-    elapsed = time.monotonic() - t0
+    # Acceptance passing says the endless inputs were stopped by the budget, not by the sandbox's wall timeout.
     assert res["acceptance"].ok, res["acceptance"].reason
     diff = res[GATE_DIFFERENTIAL]
     assert diff.details["budget_exhausted"] is True
     assert diff.details["ran"] < diff.details["generated"] == 40
     assert "the time budget stopped the run" in diff.reason
-    assert elapsed < 40, elapsed
 
 
 
@@ -286,14 +283,15 @@ def test_an_input_cut_at_its_cap_does_not_spend_the_budget_or_hide_the_inputs_af
     stuck = _variant("        while len(text) > 30:\n            pass\n")
     examples = [ex.model_dump(mode="json") for ex in word_count.examples]
     long, short = {"input": {"text": "x" * 40}}, {"input": {"text": "a b"}}
-    t0 = time.monotonic()
     run = run_cases(tmp_path / "capped", word_count, stuck.encode(), [*examples, long, long, short, short],
                     Limits(wall_s=60), must_run=len(examples), budget_s=20.0, case_cap_s=1.0, paired=True)
     n = len(examples)
     assert run.results[n]["error_kind"] == "cap" and "time cap (1 s)" in run.results[n]["error"]
     assert n + 1 not in run.results  # the cut case's second run was not made
+    # The budget was not spent: the cases after the cut one ran, and the runner finished its list.
     assert run.results[n + 2]["ran"] and run.results[n + 3]["ran"]
-    assert time.monotonic() - t0 < 15
+    assert run.done and not run.timed_out
+    assert not any(r.get("error_kind") == "budget" for r in run.results.values())
 
 
 def test_a_cut_input_is_too_slow_beside_a_fast_independent_and_the_rest_is_still_judged(
