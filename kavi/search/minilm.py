@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # the package has no type information
 
 WEIGHTS = "weights.npz"  # in the model's folder
 VOCAB = "vocab.txt"
@@ -19,6 +20,9 @@ HEADS = 12
 MAX_TOKENS = 256  # the model's sequence length in training: longer text is cut there
 MAX_WORD_CHARS = 100  # a longer "word" is one unknown token
 BATCH = 32  # texts encoded together (sorted by length, so a batch pads little)
+# Fewer texts than this (a query) are encoded with BLAS on one thread: its products are small, and a second BLAS
+# thread waiting for a core that other work holds can make a query many times slower than it is alone.
+ONE_THREAD_BELOW = BATCH
 
 Array = npt.NDArray[np.float32]
 
@@ -131,9 +135,10 @@ class MiniLM:
             return np.zeros((0, 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for at in range(0, len(order), BATCH):
-            chunk = order[at:at + BATCH]
-            out[chunk] = self._forward([self.tokenizer.encode(texts[i]) for i in chunk])
+        with threadpool_limits(limits=1 if len(texts) < ONE_THREAD_BELOW else None, user_api="blas"):
+            for at in range(0, len(order), BATCH):
+                chunk = order[at:at + BATCH]
+                out[chunk] = self._forward([self.tokenizer.encode(texts[i]) for i in chunk])
         return out
 
     def _forward(self, seqs: list[list[int]]) -> Array:
