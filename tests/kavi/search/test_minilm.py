@@ -48,3 +48,21 @@ def test_missing_files_are_said_and_search_falls_back(monkeypatch: pytest.Monkey
     (tmp_path / "vocab.txt").write_text("[UNK]\n", encoding="utf-8")
     monkeypatch.setattr(packaged, "MODEL_DIR", tmp_path)
     assert packaged.unavailable() == "the packaged embedding model's weights.npz is missing from this install"
+
+
+def test_a_query_keeps_blas_on_one_thread(model: MiniLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query's small products on one BLAS thread (a second one waiting for a busy core slows it many times);
+    a batch as large as the encoder's own keeps BLAS as it is."""
+    import kavi.search.minilm as minilm
+
+    asked: list[object] = []
+    real = minilm.threadpool_limits
+
+    def recording(*, limits: object, user_api: str) -> object:
+        asked.append((limits, user_api))
+        return real(limits=limits, user_api=user_api)
+
+    monkeypatch.setattr(minilm, "threadpool_limits", recording)
+    model.encode(["count the words of a text"])
+    model.encode([f"text number {i}" for i in range(minilm.BATCH)])
+    assert asked == [(1, "blas"), (None, "blas")]
