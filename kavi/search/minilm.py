@@ -15,14 +15,14 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # t
 
 WEIGHTS = "weights.npz"  # in the model's folder
 VOCAB = "vocab.txt"
+VOCABULARY_VECTORS = "embeddings.word_embeddings.weight"
 LAYERS = 6
 HEADS = 12
 MAX_TOKENS = 256  # the model's sequence length in training: longer text is cut there
 MAX_WORD_CHARS = 100  # a longer "word" is one unknown token
-BATCH = 32  # texts encoded together (sorted by length, so a batch pads little)
-# Fewer texts than this (a query) are encoded with BLAS on one thread: its products are small, and a second BLAS
-# thread waiting for a core that other work holds can make a query many times slower than it is alone.
-ONE_THREAD_BELOW = BATCH
+BATCH = 4  # texts encoded together, sorted by length: larger batches only add memory (attention is n² per text)
+# A query (one text) is encoded with BLAS on one thread: its products are small, and a second BLAS thread waiting for
+# a core that other work holds can make it many times slower than it is alone. Skills being indexed use every core.
 
 Array = npt.NDArray[np.float32]
 
@@ -115,7 +115,11 @@ class MiniLM:
 
     def __init__(self, folder: Path) -> None:
         with np.load(folder / WEIGHTS, allow_pickle=False) as stored:
-            self.w: dict[str, Array] = {name: stored[name].astype(np.float32) for name in stored.files}
+            # The vocabulary's vectors stay in float16 (a text reads a few rows of them); the rest is computed in
+            # float32.
+            self.vocabulary: npt.NDArray[np.float16] = stored[VOCABULARY_VECTORS]
+            self.w: dict[str, Array] = {name: stored[name].astype(np.float32) for name in stored.files
+                                        if name != VOCABULARY_VECTORS}
         self.tokenizer = WordPiece(folder / VOCAB)
 
     @staticmethod
@@ -135,7 +139,7 @@ class MiniLM:
             return np.zeros((0, 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        with threadpool_limits(limits=1 if len(texts) < ONE_THREAD_BELOW else None, user_api="blas"):
+        with threadpool_limits(limits=1 if len(texts) == 1 else None, user_api="blas"):
             for at in range(0, len(order), BATCH):
                 chunk = order[at:at + BATCH]
                 out[chunk] = self._forward([self.tokenizer.encode(texts[i]) for i in chunk])
@@ -149,7 +153,7 @@ class MiniLM:
         for i, s in enumerate(seqs):
             ids[i, :len(s)] = s
             mask[i, :len(s)] = 1.0
-        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][None, :n]
+        x = (self.vocabulary[ids].astype(np.float32) + w["embeddings.position_embeddings.weight"][None, :n]
              + w["embeddings.token_type_embeddings.weight"][0])
         x = self._norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         d = x.shape[-1] // HEADS
