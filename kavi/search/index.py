@@ -99,8 +99,8 @@ def lexical(text: str) -> str:
 @dataclass(frozen=True)
 class Calibration:
     """How an embedder's cosine similarities map onto the 0..1 score: `floor` is where unrelated tasks sit (0),
-    `ceiling` where the same task in other words sits (1). E5's cosines crowd into 0.75..0.95, so its raw value
-    would say "close" of everything; the packaged model's constants (PACKAGED_CALIBRATION) are measured on the
+    `ceiling` where the same task in other words sits (1). Each model's cosines sit in a band of their own, so a raw
+    value means nothing across models; the packaged model's constants (PACKAGED_CALIBRATION) are measured on the
     development set of benchmarks/search_hit_rate.py (README, "Search"). An endpoint's model is taken as it is (0
     and 1)."""
 

@@ -37,8 +37,7 @@ def unavailable() -> str | None:
 
 
 def _shared_model() -> "MiniLM":
-    """The process's one loaded model (loading its 45 MB of weights: about a tenth of a second); call with _lock
-    held."""
+    """The process's one loaded model (its weights are read once per process); call with _lock held."""
     global _model
     if _model is None:
         from kavi.search.minilm import MiniLM
