@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kavi.search.minilm import VOCAB, WEIGHTS
-from kavi.search.packaged import MODEL_DIR
+from kavi.search.packaged import MODEL_DIR, VOCAB_FILE, WEIGHTS_FILE
 
 DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
@@ -46,9 +45,9 @@ def main() -> None:
     kept = {name.removeprefix("bert."): t.astype(np.float16) for name, t in tensors.items()
             if t.dtype == np.float32}  # position_ids (int64) is only 0..511
     MODEL_DIR.mkdir(parents=True, exist_ok=True)
-    np.savez(MODEL_DIR / WEIGHTS, **kept)
-    shutil.copyfile(args.model / "vocab.txt", MODEL_DIR / VOCAB)
-    print(f"{len(kept)} tensors, {sum(t.size for t in kept.values()):,} weights -> {MODEL_DIR / WEIGHTS}")
+    np.savez(MODEL_DIR / WEIGHTS_FILE, **kept)
+    shutil.copyfile(args.model / "vocab.txt", MODEL_DIR / VOCAB_FILE)
+    print(f"{len(kept)} tensors, {sum(t.size for t in kept.values()):,} weights -> {MODEL_DIR / WEIGHTS_FILE}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ of their own. Every test builds these from here."""
 
 import atexit
 import copy
+import functools
 import json
 import shutil
 import subprocess
@@ -344,16 +345,14 @@ def warm_mypy_cache_root(dest: Path) -> Path:
 
 
 # -- a new home's ledger and Dagster storage --------------------------------------------------------------------------
-_FIRST_OPENED: dict[str, Path] = {}
 # What the first open of DAGSTER_HOME creates beside kavi's dagster.yaml (which names its own folder: never copied).
 _DAGSTER_STORAGE = ("history", "schedules")
 
 
+@functools.cache
 def _first_opened() -> Path:
     """One skills home and DAGSTER_HOME per test process, opened once by the forge's own code: the ledger migrated
     and the Dagster storage created, as a home's first command leaves them."""
-    if "root" in _FIRST_OPENED:
-        return _FIRST_OPENED["root"]
     from kavi.ledger.store import Ledger
     from kavi.process_env import exported
     from kavi_assets.cli.dagster_env import ensure_dagster_home, instance
@@ -367,7 +366,6 @@ def _first_opened() -> Path:
         inst = instance()
         inst.get_dynamic_partitions("proposals")
         inst.dispose()
-    _FIRST_OPENED["root"] = root
     return root
 
 

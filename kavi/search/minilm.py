@@ -13,11 +13,10 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # the package has no type information
 
-WEIGHTS = "weights.npz"  # in the model's folder
-VOCAB = "vocab.txt"
 VOCABULARY_VECTORS = "embeddings.word_embeddings.weight"
 LAYERS = 6
 HEADS = 12
+DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's sequence length in training: longer text is cut there
 MAX_WORD_CHARS = 100  # a longer "word" is one unknown token
 BATCH = 4  # texts encoded together, sorted by length: larger batches only add memory (attention is n² per text)
@@ -113,14 +112,14 @@ def _erf(x: Array) -> Array:
 class MiniLM:
     """The encoder: `encode(texts)` gives one unit-length float32 vector of 384 per text."""
 
-    def __init__(self, folder: Path) -> None:
-        with np.load(folder / WEIGHTS, allow_pickle=False) as stored:
+    def __init__(self, weights: Path, vocab: Path) -> None:
+        with np.load(weights, allow_pickle=False) as stored:
             # The vocabulary's vectors stay in float16 (a text reads a few rows of them); the rest is computed in
             # float32.
             self.vocabulary: npt.NDArray[np.float16] = stored[VOCABULARY_VECTORS]
             self.w: dict[str, Array] = {name: stored[name].astype(np.float32) for name in stored.files
                                         if name != VOCABULARY_VECTORS}
-        self.tokenizer = WordPiece(folder / VOCAB)
+        self.tokenizer = WordPiece(vocab)
 
     @staticmethod
     def _norm(x: Array, gain: Array, bias: Array) -> Array:
@@ -136,9 +135,9 @@ class MiniLM:
 
     def encode(self, texts: Sequence[str]) -> Array:
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.zeros((len(texts), 384), dtype=np.float32)
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         with threadpool_limits(limits=1 if len(texts) == 1 else None, user_api="blas"):
             for at in range(0, len(order), BATCH):
                 chunk = order[at:at + BATCH]

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from kavi.search.minilm import MiniLM
 
 MODEL_DIR = Path(__file__).with_name("models") / "all-minilm-l6-v2"  # its weights, vocabulary and licence
-MODEL_FILES = ("weights.npz", "vocab.txt")  # kavi.search.minilm's WEIGHTS and VOCAB
+WEIGHTS_FILE, VOCAB_FILE = "weights.npz", "vocab.txt"  # in MODEL_DIR
+MODEL_FILES = (WEIGHTS_FILE, VOCAB_FILE)
 PACKAGE = "kavi"
 MODEL = "all-MiniLM-L6-v2"
 ENCODING = "symmetric"  # skills and queries alike (see the module's note)
@@ -42,7 +43,7 @@ def _shared_model() -> "MiniLM":
     if _model is None:
         from kavi.search.minilm import MiniLM
 
-        _model = MiniLM(MODEL_DIR)
+        _model = MiniLM(MODEL_DIR / WEIGHTS_FILE, MODEL_DIR / VOCAB_FILE)
     return _model
 
 

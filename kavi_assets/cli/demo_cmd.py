@@ -36,7 +36,6 @@ def demo(
     from kavi.proposals.model import load_proposal
     from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home, run_job
     from kavi_assets.cli.forge_run import forge_once
-    from kavi_assets.cli.outcome import verdict_text
     from kavi_assets.cli.parallel import batch_ledger_host
     from kavi_assets.cli.serve_cmd import show_close_skills
     from resources.gates import GateRunnerResource
@@ -86,12 +85,7 @@ def demo(
         for name in names if concurrency <= 1 else []:
             row = ctx.records.require_proposal(name)
             if row.status in (ProposalStatus.PROPOSED,):
-                out = forge_once(h, name, tags={"kavi/trigger": "demo"})
-                crashed += len(out["errors"])
-                for e in out["errors"]:
-                    console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
-                console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}",
-                              highlight=False)
+                crashed += _show_attempt(console, name, forge_once(h, name, tags={"kavi/trigger": "demo"}))
         cursor: str | None = None
         for _ in range(max_rounds if concurrency <= 1 else 0):
             requests, cursor = retry_requests(home_res, gates_res, cursor)
@@ -100,11 +94,8 @@ def demo(
             for req in requests:
                 name = str(req.partition_key)
                 out = forge_once(h, name, tags={**req.tags, "dagster/run_key": req.run_key or ""})
-                crashed += len(out["errors"])
-                for e in out["errors"]:
-                    console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
-                console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}"
-                              f"   [dim]requested by the retry sensor ({req.run_key})[/]", highlight=False)
+                crashed += _show_attempt(console, name, out,
+                                         f"   [dim]requested by the retry sensor ({req.run_key})[/]")
 
         # Decomposition: what could not be verified is split, its children forged and trusted, its composition
         # verified; the parent is then approved and promoted below like any verified proposal.
@@ -135,6 +126,17 @@ def demo(
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if crashed:
         raise typer.Exit(_fail_steps(crashed))
+
+
+def _show_attempt(console: Console, name: str, out: dict[str, Any], note: str = "") -> int:
+    """One line for a forge run of the demo (its errors first); how many errors it had."""
+    from kavi_assets.cli.outcome import verdict_text
+
+    for e in out["errors"]:
+        console.print(f"  [red]error:[/] {escape(str(e))}", highlight=False)
+    console.print(f"  {name:22} attempt {out['attempt']}  {out['model'] or '':18} → {verdict_text(out)}{note}",
+                  highlight=False)
+    return len(out["errors"])
 
 
 def _fail_steps(n: int) -> int:

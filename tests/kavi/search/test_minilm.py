@@ -17,7 +17,7 @@ REFERENCE = json.loads((Path(__file__).with_name("minilm_reference.json")).read_
 
 @pytest.fixture(scope="module")
 def model() -> MiniLM:
-    return MiniLM(packaged.MODEL_DIR)
+    return MiniLM(packaged.MODEL_DIR / packaged.WEIGHTS_FILE, packaged.MODEL_DIR / packaged.VOCAB_FILE)
 
 
 def test_the_tokens_are_the_reference_tokenizers(model: MiniLM) -> None:
