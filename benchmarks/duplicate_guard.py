@@ -8,11 +8,14 @@ skill scoring at or above KAVI_SEARCH_DUPLICATE_SCORE is a candidate), twice:
 - as a renamed copy: under another name against the whole corpus, where the guard should refuse it citing the
   original.
 Side by side: the refusals by the score alone (the guard before kavi.search.same_task) and with the evidence the
-guard now asks for (the same class and fields, and the candidate answering the proposal's examples and holdouts in
-the gate sandbox). Every dataset proposal has the same fields (`args`, `result`), so the examples decide.
+guard now asks for (the same class and fields, the candidate answering the proposal's examples and holdouts in the
+gate sandbox, and the same description in its content words). Every dataset proposal has the same fields (`args`,
+`result`). The datasets hold some tasks twice under two numbers: an absent task refused citing its twin
+(benchmarks/same_task_pairs.json, read by a person) is right, any other refusal cites the wrong skill. No model
+endpoint is configured here: descriptions in other words are warnings, as offline.
 
 Run: python benchmarks/duplicate_guard.py [--data DIR (a datasets.py --dataset both output)] [--limit N]
-Last line: `guard: absent tasks refused X -> Y (Z the same task both ways) of N; renamed copies refused A -> B of N`.
+Last line: `guard: absent tasks refused X -> Y (Z citing the wrong skill) of N; renamed copies refused A -> B of N`.
 """
 
 import argparse
@@ -35,6 +38,12 @@ from kavi.search.same_task import TrustedSource, same_task
 HERE = Path(__file__).resolve().parent
 
 
+def same_task_pairs() -> set[frozenset[str]]:
+    """The pairs of problems that ask for the same task (benchmarks/same_task_pairs.json)."""
+    doc = json.loads((HERE / "same_task_pairs.json").read_text(encoding="utf-8"))
+    return {frozenset(pair) for pair in doc["pairs"]}
+
+
 def load(data: Path, limit: int) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
     """The proposals (in name order, at most `limit`) and each one's reference skill source."""
     specs, sources = [], {}
@@ -53,7 +62,7 @@ def judge(proposal: Proposal, hits: list[Hit], threshold: float,
     candidates = [h for h in hits if h.score >= threshold]
     by_score = candidates[0] if candidates else None
     for h in candidates:
-        skill = TrustedSource(h.name, h.side_effect_class, (), h.inputs, h.outputs, sources.get(h.name))
+        skill = TrustedSource(h.name, h.side_effect_class, (), h.inputs, h.outputs, sources.get(h.name), h.description)
         if same_task(proposal, skill).same:
             return by_score, h
     return by_score, None
@@ -78,7 +87,8 @@ def main() -> None:
         index.build([Doc.from_spec("skill", spec, 1) for spec in specs], "benchmark")
         t0 = time.perf_counter()
         absent = [0, 0]  # refusals by the score alone, with the evidence
-        both_ways = 0  # of the latter: the cited skill's proposal is answered by this one's reference too
+        twins = same_task_pairs()
+        wrong = [0, 0]  # refusals citing a skill that does another task: by the score alone, with the evidence
         copies = [0, 0]
         by_name = {spec["name"]: spec for spec in specs}
         for spec in specs:
@@ -87,12 +97,15 @@ def main() -> None:
             old, new = judge(proposal, hits, config.duplicate_score, sources)
             absent[0] += old is not None
             absent[1] += new is not None
-            mutual = new is not None and same_task(parse_proposal(by_name[new.name]), TrustedSource(
-                proposal.name, proposal.side_effect_class.value, (), tuple((f.name, f.type) for f in proposal.inputs),
-                tuple((f.name, f.type) for f in proposal.outputs), sources.get(proposal.name))).same
-            both_ways += mutual
+            wrong[0] += old is not None and frozenset((proposal.name, old.name)) not in twins
+            wrong[1] += new is not None and frozenset((proposal.name, new.name)) not in twins
             if args.verbose and old is not None:
-                cited = "no refusal" if new is None else new.name + (" (both ways)" if mutual else " (one way)")
+                mutual = new is not None and same_task(parse_proposal(by_name[new.name]), TrustedSource(
+                    proposal.name, proposal.side_effect_class.value, (),
+                    tuple((f.name, f.type) for f in proposal.inputs), tuple((f.name, f.type) for f in proposal.outputs),
+                    sources.get(proposal.name), proposal.description)).same
+                cited = "no refusal" if new is None else new.name + (" (both ways)" if mutual else " (one way)") + (
+                    "" if frozenset((proposal.name, new.name)) in twins else ", the wrong skill")
                 print(f"absent {proposal.name}: score alone cites {old.name} ({old.score:.2f}); with evidence "
                       f"{cited}")
             copy = parse_proposal({**spec, "name": f"copy_of_{spec['name']}"})
@@ -107,11 +120,11 @@ def main() -> None:
     n = len(specs)
     print(f"{n} proposals (HumanEval and MBPP, as datasets.py writes them), KAVI_SEARCH_DUPLICATE_SCORE "
           f"{config.duplicate_score:.2f}, search {index.mode}; {took:.0f} s")
-    print(f"  absent tasks refused (each citing another problem's skill): score alone {absent[0]}, with the "
-          f"evidence {absent[1]}, of which {both_ways} cite a problem whose examples this one's reference answers too "
-          f"(the same task under another number) and {absent[1] - both_ways} one whose examples differ")
+    print(f"  absent tasks refused (each citing another problem's skill): score alone {absent[0]} ({wrong[0]} citing "
+          f"the wrong skill), with the evidence {absent[1]} ({absent[1] - wrong[1]} citing the same task under another "
+          f"number, {wrong[1]} the wrong skill)")
     print(f"  renamed copies refused citing the original: score alone {copies[0]}, with the evidence {copies[1]}")
-    print(f"guard: absent tasks refused {absent[0]} -> {absent[1]} ({both_ways} the same task both ways) of {n}; "
+    print(f"guard: absent tasks refused {absent[0]} -> {absent[1]} ({wrong[1]} citing the wrong skill) of {n}; "
           f"renamed copies refused {copies[0]} -> {copies[1]} of {n}")
 
 

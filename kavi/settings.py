@@ -140,7 +140,8 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "search_duplicate_score": _raw(parse_duplicate_score),
     "embeddings_url": _raw(parse_embeddings_url),
     "search_embedder": _raw(lambda r: _choice("KAVI_SEARCH_EMBEDDER", r, ("packaged", "none"))),
-    "search_rerank": lambda n, r: parse_flag(n, r, "let the configured model re-rank `kavi search`'s results"),
+    "search_rerank": lambda n, r: parse_flag(n, r, "let the configured model re-rank `kavi search`'s results and "
+                                            "judge a close skill described in other words"),
     "suspect_policy": _raw(parse_suspect_policy),
     "prices": _raw(parse_prices),
     "saving_per_use_usd": _raw(parse_saving),
@@ -269,7 +270,9 @@ class KaviSettings(BaseSettings):
     embeddings_query_prefix: str = ""  # what a model trained for it expects before a query (E5: "query: ")
     embeddings_passage_prefix: str = ""  # and before a passage (E5: "passage: ")
     search_embedder: str = "packaged"  # none: BM25 alone
-    search_rerank: bool = True  # with a model endpoint configured, it re-ranks `kavi search`'s top candidates
+    # With a model endpoint configured, it re-ranks `kavi search`'s top candidates and judges whether a close skill
+    # that answers a proposal's examples, described in other words, does its task (the duplicate guard).
+    search_rerank: bool = True
     # Trust and economics.
     suspect_policy: str = "refuse"
     prices: dict[str, Price] = {}

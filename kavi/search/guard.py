@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from kavi.gates.boundary import canonical
 from kavi.home import KaviHome
 from kavi.ledger.records import ForgeRecords
+from kavi.llm.client import LLMSettings
 from kavi.proposals.model import Proposal
 from kavi.search.documents import Hit, schema_difference
 from kavi.search.index import SearchConfig, open_index
@@ -88,6 +89,8 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
             if hit.score >= cfg.duplicate_score:
                 skill = trusted_source(home, records, hit)
                 judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
+                if judged.answered and cfg.judge is not None:
+                    judged = model_judged(cfg.judge, proposal, hit, judged)
             shown = own_example(records, proposal, hit.name) if judged is not None and judged.same else None
             close.append(Close(hit, difference, judged, shown))
         found.append({"ref": hit.ref, "score": round(hit.score, 4), "description": hit.description,
@@ -96,6 +99,24 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
                       "evidence": None if judged is None else judged.why})
     records.record_close_skills(proposal, index.describe, found)
     return GuardResult(proposal.name, cfg.duplicate_score, close)
+
+
+def model_judged(endpoint: LLMSettings, proposal: Proposal, hit: Hit, judged: SameTask) -> SameTask:
+    """The evidence once the configured model has judged two descriptions in other words of a skill that answers
+    every example of the proposal: the same task (a refusal, with its reason), another, or not judged (a warning,
+    with why)."""
+    from kavi.llm.client import LLMClient
+    from kavi.search.judge import JudgeError, judge_same_task
+
+    try:
+        judgement = judge_same_task(LLMClient(endpoint), proposal, hit)
+    except JudgeError as err:
+        return SameTask(False, f"{judged.why}; the model did not judge them: {err}", judged.answered)
+    if judgement.same:
+        return SameTask(True, f"the same class, inputs and outputs, {judged.answered}, and the model "
+                              f"{judgement.model} judged the two descriptions the same task: {judgement.reason}")
+    return SameTask(False, f"{judged.why}; the model {judgement.model} judged them two tasks: {judgement.reason}",
+                    judged.answered)
 
 
 def own_example(records: ForgeRecords, proposal: Proposal, name: str) -> str | None:

@@ -31,6 +31,7 @@ import duckdb
 from kavi.home import KaviHome
 from kavi.ledger.attached import sql_string
 from kavi.ledger.records import ForgeRecords
+from kavi.llm.client import LLMSettings, llm_settings
 from kavi.proposals.model import Proposal
 from kavi.search.documents import MAX_QUERY_CHARS, Doc, Hit, Query, SearchError, clean_query, spec_query
 from kavi.search.embeddings import Embedder
@@ -115,7 +116,9 @@ class Calibration:
 class SearchConfig:
     """The search settings: KAVI_SEARCH_DUPLICATE_SCORE (0..1, see the module's note on scores), the embedder
     (KAVI_SEARCH_EMBEDDER: the packaged model, or none for BM25 alone) or a configured endpoint that wins over it
-    (KAVI_EMBEDDINGS_URL, KAVI_EMBEDDINGS_MODEL and the query and passage prefixes the model expects)."""
+    (KAVI_EMBEDDINGS_URL, KAVI_EMBEDDINGS_MODEL and the query and passage prefixes the model expects).
+    `judge`: the model endpoint (KAVI_LLM_*) that judges a close skill described in other words
+    (kavi.search.judge), None without one or with KAVI_SEARCH_RERANK off."""
 
     duplicate_score: float = DEFAULT_DUPLICATE_SCORE
     embeddings_url: str | None = None
@@ -124,13 +127,15 @@ class SearchConfig:
     embedder: str = "packaged"
     query_prefix: str = ""
     passage_prefix: str = ""
+    judge: LLMSettings | None = None
 
     @classmethod
     def from_settings(cls, settings: KaviSettings) -> "SearchConfig":
         """The search settings (checked by the settings: a score from 0 to 1, an http(s) URL with its model)."""
         return cls(settings.search_duplicate_score, settings.embeddings_url, settings.embeddings_model,
                    embedder=settings.search_embedder, query_prefix=settings.embeddings_query_prefix,
-                   passage_prefix=settings.embeddings_passage_prefix)
+                   passage_prefix=settings.embeddings_passage_prefix,
+                   judge=llm_settings(settings) if settings.search_rerank else None)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SearchConfig":

@@ -1,10 +1,14 @@
 """Whether a trusted skill close to a proposal in words does the proposal's task: the evidence a refusal as a
 duplicate needs. Words alone are not enough (a one-line skill shares its few words with many tasks): the two must
 have the same side-effect class, the skill must take the proposal's inputs and give its outputs with the same
-types, and the skill, run in the gate sandbox on the proposal's examples and holdout examples (with their
-fixtures), must answer every one as the proposal expects. Anything short of that is a warning, never a refusal."""
+types, the skill, run in the gate sandbox on the proposal's examples and holdout examples (with their fixtures),
+must answer every one as the proposal expects, and the two descriptions must say the same thing (the same content
+words): a few examples that agree often cannot tell a left insertion point from a right one, and a description that
+says "left" where the other says "right" can. Anything short of that is a warning, never a refusal (with a model
+endpoint configured, the model may judge two descriptions in other words: kavi.search.guard)."""
 
 import hashlib
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +24,13 @@ from kavi.verdicts import GateResult
 
 # A check on the person's own examples: far below a gate's wall time.
 SAME_TASK_WALL_S = 20.0
+# Words that say nothing of a task ("Write a python function to ..."): the rest of a description must match.
+FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "given", "write", "function", "python", "program", "that", "which", "to", "of", "in", "from",
+    "for", "by", "with", "is", "are", "be", "it", "its", "this"})
+SHOWN_WORDS = 8  # of the words only one description has, as a warning shows them
+_URL = re.compile(r"https?://\S+")
+_WORD = re.compile(r"[a-z]+|[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -32,14 +43,42 @@ class TrustedSource:
     inputs: tuple[tuple[str, str], ...]
     outputs: tuple[tuple[str, str], ...]
     source: bytes | None  # None: the file no longer has the trusted hash (it is not run)
+    description: str
 
 
 @dataclass(frozen=True)
 class SameTask:
-    """The verdict (`same`) and, in words, what matched or the first thing that differs."""
+    """The verdict (`same`) and, in words, what matched or the first thing that differs; `answered` says that the
+    skill answers every example of the proposal when only the descriptions differ (a model may judge them)."""
 
     same: bool
     why: str
+    answered: str = ""
+
+
+def content_words(text: str) -> frozenset[str]:
+    """A description's words that say what the task is: lower case, a plural's "s" dropped, links and
+    FUNCTION_WORDS left out; numbers stay ("multiple of 11")."""
+    words = set()
+    for word in _WORD.findall(_URL.sub(" ", text.lower())):
+        if word in FUNCTION_WORDS:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.add(word)
+    return frozenset(words)
+
+
+def description_difference(mine: str, theirs: str) -> tuple[list[str], list[str]]:
+    """The content words only `mine` has and those only `theirs` has, each sorted (both empty: they say the same)."""
+    a, b = content_words(mine), content_words(theirs)
+    return sorted(a - b), sorted(b - a)
+
+
+def _shown(words: list[str]) -> str:
+    quoted = ", ".join(f"'{w}'" for w in words[:SHOWN_WORDS])
+    return quoted + (f" and {len(words) - SHOWN_WORDS} more" if len(words) > SHOWN_WORDS else "") if words \
+        else "nothing"
 
 
 def field_mismatch(proposal: Proposal, skill: TrustedSource) -> str | None:
@@ -69,8 +108,12 @@ def same_task(proposal: Proposal, skill: TrustedSource, *, wall_s: float = SAME_
     if mismatch is not None:
         return SameTask(False, mismatch)
     cases = [*proposal.examples, *proposal.holdout_examples]
+    mine, theirs = description_difference(proposal.description, skill.description)
+    differ = f"the descriptions differ (only the proposal's says {_shown(mine)}; only its says {_shown(theirs)})"
     if not cases:
-        return SameTask(True, "the same class, inputs and outputs (the proposal has no examples to run)")
+        if mine or theirs:
+            return SameTask(False, f"{differ}, and the proposal has no examples to run")
+        return SameTask(True, "the same class, inputs, outputs and description (the proposal has no examples to run)")
     if skill.source is None:
         return SameTask(False, "its file no longer has the trusted hash, so it was not run on the examples")
     verdict = run_on_examples(proposal, skill, wall_s)
@@ -79,8 +122,12 @@ def same_task(proposal: Proposal, skill: TrustedSource, *, wall_s: float = SAME_
     if not verdict.ok:
         first = verdict.messages[0] if verdict.messages else verdict.reason
         return SameTask(False, f"it does not answer the proposal's examples as expected ({first[:300]})")
-    return SameTask(True, f"the same class, inputs and outputs, and it answers all {len(cases)} of the proposal's "
-                          "examples as expected")
+    answered = f"it answers all {len(cases)} of the proposal's examples as expected"
+    if mine or theirs:
+        return SameTask(False, f"{answered}, but {differ}: examples that agree show the same task only as far as "
+                               "they go", answered=answered)
+    return SameTask(True, f"the same class, inputs and outputs, the same description in its content words, and "
+                          f"{answered}")
 
 
 def run_on_examples(proposal: Proposal, skill: TrustedSource, wall_s: float) -> GateResult | str:
@@ -107,7 +154,8 @@ def trusted_source(home: KaviHome, records: ForgeRecords, hit: Hit) -> TrustedSo
     for t in records.trusted_versions(hit.name):
         if t.version == hit.version:
             return TrustedSource(t.name, t.side_effect_class.value, tuple(t.required_secrets), hit.inputs,
-                                 hit.outputs, verified_source(home.root / t.skill_path, t.source_sha256))
+                                 hit.outputs, verified_source(home.root / t.skill_path, t.source_sha256),
+                                 hit.description)
     return None
 
 

@@ -267,20 +267,33 @@ def test_propose_warns_and_refuses_a_near_copy_without_force(few: KaviHome, tmp_
     assert warned.exit_code == 0, warned.output
     assert "word_count@1 is close to count_text_words" in warned.stdout
     assert "only word_count has characters: int" in warned.stdout  # how they differ in schema
-    # At or above the threshold (BM25 puts this paraphrase at 0.76), with the evidence: refused.
+    # At or above the threshold (BM25 puts this paraphrase at 0.76), word_count answers the example, but the
+    # description says the task in other words, and no model is configured to judge them: warned, recorded, and
+    # the warning says how the descriptions differ.
     monkeypatch.setenv("KAVI_SEARCH_DUPLICATE_SCORE", "0.75")
     paraphrase["name"] = "count_text_words_two"
     strict = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
-    assert strict.exit_code == 2 and "does the task of trusted skill word_count@1" in strict.stderr
-    # The way out for another task: one of the skill's own examples, with an input the proposal's do not ask.
+    assert strict.exit_code == 0, strict.output
+    assert ("not the same task: it answers all 1 of the proposal's examples as expected, but the descriptions differ "
+            "(only the proposal's says 'has', 'how', 'many', 'piece', 'tell'; only its says 'count', 'non', 'run', "
+            "'space')") in " ".join(strict.stdout.split())
+    assert ForgeRecords(Ledger(few.ledger_path)).get_proposal("count_text_words_two") is not None
+    # The same description under a third name: refused at that threshold, with the way out for another task (one
+    # of the skill's own examples, with an input the proposal's do not ask).
+    same_words = {**paraphrase, "name": "count_text_words_three",
+                  "description": example_spec("word_count")["description"]}
+    refused_too = runner.invoke(app, ["propose", str(_write(tmp_path, same_words))])
+    assert refused_too.exit_code == 2, refused_too.output
+    assert "does the task of trusted skill word_count@1" in refused_too.stderr
+    assert "the same description in its content words" in " ".join(refused_too.stderr.split())
     own = next(ex for ex in example_spec("word_count")["examples"] if ex["input"] != {"text": "hello world"})
     shown = f"word_count(text={own['input']['text']!r}) -> "
-    assert f"add an example word_count answers otherwise (one of its own: {shown}" in strict.stderr, strict.stderr
-    # The default ranking (by meaning) and the default threshold (0.8) refuse it too: the same task in other words.
+    assert f"add an example word_count answers otherwise (one of its own: {shown}" in refused_too.stderr
+    # The default ranking (by meaning) and the default threshold (0.8) refuse it too.
     monkeypatch.delenv("KAVI_SEARCH_DUPLICATE_SCORE")
     monkeypatch.delenv("KAVI_SEARCH_EMBEDDER")
-    paraphrase["name"] = "count_text_words_three"
-    default = runner.invoke(app, ["propose", str(_write(tmp_path, paraphrase))])
+    same_words["name"] = "count_text_words_four"
+    default = runner.invoke(app, ["propose", str(_write(tmp_path, same_words))])
     if packaged.unavailable() is None:
         assert default.exit_code == 2 and "does the task of trusted skill word_count@1" in default.stderr
     monkeypatch.setenv("KAVI_SEARCH_EMBEDDER", "none")
