@@ -30,7 +30,7 @@ FUNCTION_WORDS = frozenset({
     "for", "by", "with", "is", "are", "be", "it", "its", "this"})
 SHOWN_WORDS = 8  # of the words only one description has, as a warning shows them
 _URL = re.compile(r"https?://\S+")
-_WORD = re.compile(r"[a-z]+|[0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits, in any script
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,10 @@ class SameTask:
 
 
 def content_words(text: str) -> frozenset[str]:
-    """A description's words that say what the task is: lower case, a plural's "s" dropped, links and
+    """A description's words that say what the task is: case folded, a plural's "s" dropped, links and
     FUNCTION_WORDS left out; numbers stay ("multiple of 11")."""
     words = set()
-    for word in _WORD.findall(_URL.sub(" ", text.lower())):
+    for word in _WORD.findall(_URL.sub(" ", text.casefold())):
         if word in FUNCTION_WORDS:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -69,10 +69,25 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def description_difference(mine: str, theirs: str) -> tuple[list[str], list[str]]:
-    """The content words only `mine` has and those only `theirs` has, each sorted (both empty: they say the same)."""
+def description_difference(mine: str, theirs: str) -> tuple[list[str], list[str]] | None:
+    """The content words only `mine` has and those only `theirs` has, each sorted (both empty: they say the same);
+    None when neither says anything of a task (no content word at all): then they do not say the same."""
     a, b = content_words(mine), content_words(theirs)
+    if not a and not b:
+        return None
     return sorted(a - b), sorted(b - a)
+
+
+def descriptions_differ(mine: str, theirs: str) -> str | None:
+    """How the proposal's description (`mine`) and the skill's differ, in words; None when they say the same."""
+    difference = description_difference(mine, theirs)
+    if difference is None:
+        return "neither description says what the task is"
+    only_mine, only_theirs = difference
+    if not only_mine and not only_theirs:
+        return None
+    return (f"the descriptions differ (only the proposal's says {_shown(only_mine)}; only its says "
+            f"{_shown(only_theirs)})")
 
 
 def _shown(words: list[str]) -> str:
@@ -108,10 +123,9 @@ def same_task(proposal: Proposal, skill: TrustedSource, *, wall_s: float = SAME_
     if mismatch is not None:
         return SameTask(False, mismatch)
     cases = [*proposal.examples, *proposal.holdout_examples]
-    mine, theirs = description_difference(proposal.description, skill.description)
-    differ = f"the descriptions differ (only the proposal's says {_shown(mine)}; only its says {_shown(theirs)})"
+    differ = descriptions_differ(proposal.description, skill.description)
     if not cases:
-        if mine or theirs:
+        if differ is not None:
             return SameTask(False, f"{differ}, and the proposal has no examples to run")
         return SameTask(True, "the same class, inputs, outputs and description (the proposal has no examples to run)")
     if skill.source is None:
@@ -123,7 +137,7 @@ def same_task(proposal: Proposal, skill: TrustedSource, *, wall_s: float = SAME_
         first = verdict.messages[0] if verdict.messages else verdict.reason
         return SameTask(False, f"it does not answer the proposal's examples as expected ({first[:300]})")
     answered = f"it answers all {len(cases)} of the proposal's examples as expected"
-    if mine or theirs:
+    if differ is not None:
         return SameTask(False, f"{answered}, but {differ}: examples that agree show the same task only as far as "
                                "they go", answered=answered)
     return SameTask(True, f"the same class, inputs and outputs, the same description in its content words, and "

@@ -19,7 +19,7 @@ from kavi.proposals.model import Proposal, parse_proposal
 from kavi.search.documents import Hit
 from kavi.search.guard import check_duplicates
 from kavi.search.judge import JUDGE_KIND, JudgeError, judge_key, parse_judgement
-from kavi.search.same_task import content_words, description_difference
+from kavi.search.same_task import content_words, description_difference, descriptions_differ
 from tests.factories import example_spec, trust_example
 
 MODEL = "recorded-judge"
@@ -37,6 +37,15 @@ def test_content_words_leave_out_what_says_nothing_of_the_task() -> None:
                                   "order.") == (["left"], ["right"])
     assert description_difference("Write a function to remove all whitespaces from the given string.",
                                   "Write a function to remove all whitespaces from a string.") == ([], [])
+    # Any script: two descriptions in another language are compared by their own words, not taken as empty.
+    assert content_words("Trier les éléments d'une liste") == {"trier", "les", "élément", "d", "une", "liste"}
+    left, right = "左の挿入位置を探す", "右の挿入位置を探す"
+    assert description_difference(left, right) == ([left], [right])
+    # Descriptions that say nothing of a task do not say the same thing.
+    assert description_difference("Write a function.", "Write a python function.") is None
+    assert descriptions_differ("Write a function.", "Write a python function.") == (
+        "neither description says what the task is")
+    assert descriptions_differ("Sort the list.", "Sort a list") is None
 
 
 def test_judgements_are_parsed_strictly() -> None:
