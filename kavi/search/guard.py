@@ -105,11 +105,10 @@ def model_judged(endpoint: LLMSettings, proposal: Proposal, hit: Hit, judged: Sa
     """The evidence once the configured model has judged two descriptions in other words of a skill that answers
     every example of the proposal: the same task (a refusal, with its reason), another, or not judged (a warning,
     with why)."""
-    from kavi.llm.client import LLMClient
     from kavi.search.judge import JudgeError, judge_same_task
 
     try:
-        judgement = judge_same_task(LLMClient(endpoint), proposal, hit)
+        judgement = judge_same_task(endpoint, proposal, hit)
     except JudgeError as err:
         return SameTask(False, f"{judged.why}; the model did not judge them: {err}", judged.answered)
     if judgement.same:

@@ -5,16 +5,19 @@ answer is parsed strictly; anything but the asked JSON is an error, and the guar
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kavi.llm.client import LLMClient, LLMError
+from kavi.llm.client import LLMClient, LLMError, LLMSettings
 from kavi.llm.prompts import build_headers, fenced, unfenced
 from kavi.proposals.model import Proposal
 from kavi.search.documents import Hit
 
 JUDGE_KIND = "same-task"
 MAX_REASON_CHARS = 300
+# The judgement is the guard's, which every door runs (the intake sensor's tick too), and a warning is its answer
+# when the model cannot say: one try, and a bounded wait.
+JUDGE_TIMEOUT_S = 20.0
 SHOWN_EXAMPLES = 5  # of the proposal's examples, as the model sees them
 
 SYSTEM = (
@@ -70,10 +73,11 @@ def parse_judgement(text: str) -> tuple[bool, str]:
     return data["same"], " ".join(reason.split())[:MAX_REASON_CHARS]
 
 
-def judge_same_task(client: LLMClient, proposal: Proposal, hit: Hit) -> Judgement:
-    """The model's answer: do `proposal` and the trusted skill `hit` ask for the same task? JudgeError when it could
-    not say."""
-    model = client.settings.models[0]
+def judge_same_task(endpoint: LLMSettings, proposal: Proposal, hit: Hit) -> Judgement:
+    """The model's answer: do `proposal` and the trusted skill `hit` ask for the same task? One try of at most
+    JUDGE_TIMEOUT_S (or the endpoint's timeout, if shorter); JudgeError when it could not say."""
+    client = LLMClient(replace(endpoint, max_retries=0, timeout_s=min(endpoint.timeout_s, JUDGE_TIMEOUT_S)))
+    model = endpoint.models[0]
     try:
         answer = client.complete(messages(proposal, hit), model=model, json_mode=True,
                                  headers=build_headers(judge_key(proposal, hit), 1, JUDGE_KIND))
