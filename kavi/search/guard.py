@@ -32,8 +32,9 @@ class Close:
     hit: Hit
     difference: str
     judged: SameTask | None = None
-    # One of the skill's own examples the proposal's do not ask (shown with a refusal: examples that agree with the
-    # skill's are evidence only as far as they go, and one it answers otherwise tells two tasks apart).
+    # One of the skill's own examples the proposal's do not ask (shown with a refusal, and with a skill that answers
+    # every example of the proposal: examples that agree with the skill's are evidence only as far as they go, and
+    # one it answers otherwise tells two tasks apart).
     own_example: str | None = None
 
 
@@ -55,6 +56,8 @@ class GuardResult:
                     f"{self.threshold:.2f} and the same task refuses): {c.hit.description}\n    {c.difference}")
             if c.judged is not None:
                 line += f"\n    {'the same task' if c.judged.same else 'not the same task'}: {c.judged.why}"
+                if not c.judged.same and c.own_example is not None:
+                    line += f"\n    one of its own examples, to compare with what yours should answer: {c.own_example}"
             lines.append(line)
         return lines
 
@@ -91,7 +94,10 @@ def check_duplicates(home: KaviHome, records: ForgeRecords, proposal: Proposal,
                 judged = same_task(proposal, skill) if skill is not None else SameTask(False, "it is not trusted now")
                 if judged.answered and cfg.judge is not None:
                     judged = model_judged(cfg.judge, proposal, hit, judged)
-            shown = own_example(records, proposal, hit.name) if judged is not None and judged.same else None
+            # One of its own examples, for a refusal and for a skill that answers every example of the proposal:
+            # where the person means another task, that example is one their skill would answer otherwise.
+            shown = own_example(records, proposal, hit.name) if judged is not None and (
+                judged.same or judged.answered) else None
             close.append(Close(hit, difference, judged, shown))
         found.append({"ref": hit.ref, "score": round(hit.score, 4), "description": hit.description,
                       "difference": difference, "warned": warned,

@@ -124,6 +124,9 @@ def test_the_model_judges_descriptions_in_other_words(judged: dict[str, Any]) ->
     assert refusal is None
     assert "not the same task: it answers all 1 of the proposal's examples as expected, but the descriptions" in warned
     assert f"the model {MODEL} judged them two tasks: this one counts only the words that hold a vowel" in warned
+    own = next(ex for ex in example_spec("word_count")["examples"] if ex["input"] != {"text": "hello world"})
+    assert ("one of its own examples, to compare with what yours should answer: word_count(text="
+            f"{own['input']['text']!r}) -> ") in warned
 
     for label, why in (("not asked", "the model's answer is not JSON"), ("none", "the model could not judge")):
         refusal, warned = _guard(home, f"count_{label.replace(' ', '_')}", descriptions[label])
@@ -139,7 +142,7 @@ def test_the_model_judges_descriptions_in_other_words(judged: dict[str, Any]) ->
     result = check_duplicates(home, ForgeRecords(Ledger(home.ledger_path)), other)
     assert result.refusal() is None
     assert "does not answer the proposal's examples as expected" in " ".join(result.warnings())
-    assert "the model" not in " ".join(result.warnings())
+    assert "the model" not in " ".join(result.warnings()) and "one of its own" not in " ".join(result.warnings())
 
 
 def test_without_a_model_or_with_judging_off_it_is_a_warning(judged: dict[str, Any],
