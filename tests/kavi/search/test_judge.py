@@ -3,12 +3,8 @@ its duplicate only when the descriptions say the same thing; in other words, a c
 answer served by the recorded model over HTTP), and an answer that is not what was asked, or none, leaves a
 warning."""
 
-import contextlib
 import json
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +22,7 @@ from kavi.search.guard import check_duplicates
 from kavi.search.judge import JUDGE_KIND, JudgeError, judge_key, judge_same_task, parse_judgement
 from kavi.search.same_task import content_words, description_difference, descriptions_differ
 from tests.factories import example_spec, trust_example
+from tests.stub_model import STALL, StubEndpoint, error_reply
 
 MODEL = "recorded-judge"
 PARAPHRASE = "Tell how many words, lines and characters a piece of text has."
@@ -158,45 +155,14 @@ def test_without_a_model_or_with_judging_off_it_is_a_warning(judged: dict[str, A
     assert refusal is None and "the model" not in warned
 
 
-class _Endpoint(BaseHTTPRequestHandler):
-    """An OpenAI-compatible endpoint that is down (503) or slow (answers after the client's timeout)."""
-
-    slow_s = 0.0
-    requests = 0
-
-    def do_POST(self) -> None:
-        type(self).requests += 1
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        if self.slow_s:
-            time.sleep(self.slow_s)
-        body = b'{"error": {"message": "overloaded"}}'
-        with contextlib.suppress(OSError):  # the client that gave up has closed the connection
-            self.send_response(503)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.mark.parametrize("slow_s", [0.0, 2.0])
-def test_a_judgement_is_one_bounded_try(kavi_home: KaviHome, slow_s: float) -> None:
+def test_a_judgement_is_one_bounded_try(kavi_home: KaviHome, stub_endpoint: StubEndpoint, slow_s: float) -> None:
     # The guard runs in every door (the intake sensor's tick too): a model that is down or slow is one try, within
     # the endpoint's timeout and never more than JUDGE_TIMEOUT_S, and then a warning.
-    handler = type("Handler", (_Endpoint,), {"slow_s": slow_s, "requests": 0})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        endpoint = LLMSettings(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="k", models=(MODEL,),
-                               timeout_s=1.0)
-        why = r"could not judge \(TIMEOUT\)" if slow_s else \
-            r"could not judge \(UNAVAILABLE\): the endpoint answered 503"
-        with pytest.raises(JudgeError, match=why):
-            judge_same_task(endpoint, _proposal("p", PARAPHRASE), _hit(kavi_home))
-        assert handler.requests == 1
-    finally:
-        server.shutdown()
-        server.server_close()
+    status, headers, body = error_reply(503, "overloaded")
+    stub_endpoint.script((status, {**headers, STALL: str(slow_s)} if slow_s else headers, body))
+    endpoint = LLMSettings(base_url=stub_endpoint.base_url, api_key="k", models=(MODEL,), timeout_s=1.0)
+    why = r"could not judge \(TIMEOUT\)" if slow_s else r"could not judge \(UNAVAILABLE\): the endpoint answered 503"
+    with pytest.raises(JudgeError, match=why):
+        judge_same_task(endpoint, _proposal("p", PARAPHRASE), _hit(kavi_home))
+    assert len(stub_endpoint.requests) == 1
