@@ -9,11 +9,15 @@ answered with the dataset's reference solution. The last line is the verdict:
 Run: python benchmarks/forge_throughput.py [--dataset humaneval|mbpp|both] [--limit 50|0 for all]
                                           [--workers 2] [--data DIR (reuse a datasets.py output)]
                                           [--ledger-host batch|none] [--dagster-storage kavi|dagster]
+                                          [--baseline REV [--rounds 2]]
 The workers are a batch: they write the ledger through one ledger host process, as `kavi forge --all` does
 (`--ledger-host none`: each unit of work opens the file and takes its turn at DuckDB's lock).
 `--dagster-storage dagster` runs on Dagster's own SQLite storage and run launcher instead of kavi's (the home's
 dagster.yaml without kavi_assets/launcher): what that private layer carries, measured.
 The recorded model replays with KAVI_RECORDED_SPEED=0 (no replayed latency): the figures are the forge's own.
+`--baseline REV` (root) forges the same proposals with REV's code too (benchmarks/baseline.py), the two alternating,
+and prints them side by side, with every gate result of every attempt compared; its last line is
+`throughput: X proposals/min vs Y at REV ...; verdicts identical|DIFFER`.
 """
 
 import argparse
@@ -21,6 +25,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import baseline  # noqa: E402  (benchmarks/baseline.py)
 
 
 def _worker(args: tuple[str, str, str, list[str], bool]) -> list[tuple[str, float]]:
@@ -63,12 +71,16 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int,
     from kavi.forge.intake import intake
     from kavi.home import KaviHome
     from kavi.proposals.model import load_proposal
-    from kavi_assets.cli.dagster_env import add_partition, dagster_own_yaml, ensure_dagster_home
+    from kavi_assets.cli.dagster_env import add_partition, ensure_dagster_home
 
     h = KaviHome(home).ensure()
     ensure_dagster_home(h)
+    own_yaml: str | None = None
     if dagster_own:  # the workers open the instance from this file; nothing rewrites it during the benchmark
-        (dagster_home / "dagster.yaml").write_text(dagster_own_yaml(), encoding="utf-8")
+        from kavi_assets.cli.dagster_env import dagster_own_yaml
+
+        own_yaml = dagster_own_yaml()
+        (dagster_home / "dagster.yaml").write_text(own_yaml, encoding="utf-8")
     ctx = ForgeContext.open(h, lambda: None)  # type: ignore[arg-type, return-value]
     for n in names:
         intake(ctx, load_proposal(proposals / f"{n}.json"), None)
@@ -88,7 +100,7 @@ def forge_all(proposals: Path, cassettes: Path, names: list[str], workers: int,
             pool.close()  # not terminate(): Dagster turns SIGTERM into KeyboardInterrupt tracebacks in the workers
             pool.join()
     wall = time.perf_counter() - t0
-    if dagster_own and (dagster_home / "dagster.yaml").read_text(encoding="utf-8") != dagster_own_yaml():
+    if own_yaml is not None and (dagster_home / "dagster.yaml").read_text(encoding="utf-8") != own_yaml:
         raise SystemExit("the benchmark's dagster.yaml was rewritten during the run: the figures are not Dagster's own")
     per = [t for r in results for _, t in r]
     return home, wall, per
@@ -187,50 +199,58 @@ def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", choices=["humaneval", "mbpp", "both"], default="humaneval")
-    parser.add_argument("--limit", type=int, default=50, help="problems to convert (0: all 591 with --dataset both)")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--data", type=Path, default=None)
-    parser.add_argument("--skip-mutants", action="store_true")
-    parser.add_argument("--ledger-host", choices=["batch", "none"], default="batch",
-                        help="batch: the workers write through a ledger host, as `kavi forge --all` does (default); "
-                             "none: each unit of work opens the ledger file itself, taking turns at its lock")
-    parser.add_argument("--dagster-storage", choices=["kavi", "dagster"], default="kavi",
-                        help="kavi: the home's dagster.yaml as kavi writes it (default); dagster: Dagster's own "
-                             "SQLite storage and run launcher instead of kavi_assets/launcher's")
-    args = parser.parse_args()
+def gate_verdicts(home: Path) -> dict[str, str]:
+    """'proposal #attempt gate' -> that gate's effective verdict, for every gate result of every build."""
+    import duckdb
+
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT b.proposal_name, b.attempt_number, g.gate, g.effective_verdict FROM builds b "
+            "JOIN gate_results g ON g.build_id = b.build_id").fetchall()
+    finally:
+        con.close()
+    return {f"{name} #{attempt} {gate}": str(verdict) for name, attempt, gate, verdict in rows}
+
+
+def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
+    """Forge the references, then the mutants, of `data` (a datasets.py output) with the code this process imports;
+    everything the report prints, as JSON-ready values."""
     hosted = args.ledger_host == "batch"
     own = args.dagster_storage == "dagster"
-    os.environ["KAVI_RECORDED_SPEED"] = "0"
     load_before = os.getloadavg()
-    data = args.data
-    if data is None:
-        data = Path(tempfile.mkdtemp(prefix="kavi-datasets-"))
-        print(f"converting {args.dataset} (limit {args.limit}) into proposals and cassettes in {data} ...")
-        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
-                               args.dataset, "--limit", str(args.limit)], check=False, stdout=subprocess.DEVNULL)
-        if conv.returncode != 0:
-            raise SystemExit(conv.returncode)  # datasets.py said why on stderr
     names = sorted(p.stem for p in (data / "proposals").glob("*.json"))
-    skipped = json.loads((data / "skipped.json").read_text()) if (data / "skipped.json").exists() else {}
-    print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
-          f"load average before: {load_before[0]:.2f}")
     print(f"forging {len(names)} reference answers with {args.workers} worker process(es), ledger "
           f"{'through the batch ledger host' if hosted else 'file opened by each unit of work (no host)'}, "
-          f"{'Dagster' if own else 'kavi'}'s instance storage ...")
+          f"{'Dagster' if own else 'kavi'}'s instance storage ...", flush=True)
     home, wall, per = forge_all(data / "proposals", data / "cassettes", names, args.workers, hosted, own)
     status, gates, verify_s = summarize(home)
-    trusted = [n for n in names if status.get(n, {}).get("status") == "TRUSTED"]
+    verdicts = gate_verdicts(home)
     mutant_names = [] if args.skip_mutants else sorted(p.stem for p in (data / "mutant-cassettes").glob("*.yaml"))
     m_wall = 0.0
     m_status: dict[str, dict[str, Any]] = {}
     if mutant_names:
-        print(f"forging {len(mutant_names)} mutants ...")
+        print(f"forging {len(mutant_names)} mutants ...", flush=True)
         m_home, m_wall, _ = forge_all(data / "mutant-proposals", data / "mutant-cassettes", mutant_names,
                                       args.workers, hosted, own)
         m_status, _, _ = summarize(m_home)
+        verdicts.update({f"mutant {k}": v for k, v in gate_verdicts(m_home).items()})
+    return {"names": names, "wall": wall, "per": per, "verify_s": verify_s, "gates": dict(gates), "status": status,
+            "mutant_names": mutant_names, "m_wall": m_wall, "m_status": m_status, "verdicts": verdicts,
+            "load_before": load_before[0], "load_after": os.getloadavg()[0], "code": baseline.code_in_use()}
+
+
+def _verdict_line(r: dict[str, Any]) -> str:
+    trusted = [n for n in r["names"] if r["status"].get(n, {}).get("status") == "TRUSTED"]
+    rejected = [n for n in r["mutant_names"] if r["m_status"].get(n, {}).get("status") not in ("TRUSTED", "VERIFIED")]
+    return (f"verdicts: mutants rejected {len(rejected)}/{len(r['mutant_names'])}, "
+            f"references accepted {len(trusted)}/{len(r['names'])}")
+
+
+def report(r: dict[str, Any], skipped: dict[str, str]) -> None:
+    names, status, m_status, mutant_names = r["names"], r["status"], r["m_status"], r["mutant_names"]
+    per, verify_s, gates, wall, m_wall = r["per"], r["verify_s"], r["gates"], r["wall"], r["m_wall"]
+    trusted = [n for n in names if status.get(n, {}).get("status") == "TRUSTED"]
     rejected = [n for n in mutant_names if m_status.get(n, {}).get("status") not in ("TRUSTED", "VERIFIED")]
     caught_by: Counter[str] = Counter()
     how_caught: Counter[str] = Counter()
@@ -243,7 +263,6 @@ def main() -> None:
             how_caught["by behaviour on the literal examples (acceptance/pytest)"] += 1
         else:
             how_caught["by other gates only"] += 1
-    load_after = os.getloadavg()
 
     def share(part: int, whole: int) -> str:
         return f"{part}/{whole} ({100.0 * part / whole:.0f}%)" if whole else "-"
@@ -253,7 +272,8 @@ def main() -> None:
     print(f"{'proposals per minute (reference run)':48} {len(names) / wall * 60:16.1f} {'>= 40':>10}")
     print(f"{'p50 time per proposal, whole Dagster run (s)':48} {statistics.median(per):16.2f}")
     print(f"{'p95 time per proposal, whole Dagster run (s)':48} {_pct(per, 95):16.2f}")
-    print(f"{'p50 verification (all gates, concurrent) (s)':48} {statistics.median(verify_s) if verify_s else 0:16.2f}")
+    print(f"{'p50 verification (all gates, concurrent) (s)':48} {statistics.median(verify_s) if verify_s else 0:16.2f}"
+          f" {'<= 0.8':>10}")
     print(f"{'reference solutions TRUSTED':48} {share(len(trusted), len(names)):>16} {'100%':>10}")
     if mutant_names:
         print(f"{'mutants rejected':48} {share(len(rejected), len(mutant_names)):>16} {'100%':>10}")
@@ -265,7 +285,7 @@ def main() -> None:
         print("\nmutants caught, by every gate that failed them: "
               + ", ".join(f"{g} {c}" for g, c in caught_by.most_common()))
         print("mutants caught " + ", ".join(f"{k}: {v}" for k, v in how_caught.most_common()))
-    print(f"\nload average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
+    print(f"\nload average before {r['load_before']:.2f}, after {r['load_after']:.2f} "
           f"(1 min; {os.cpu_count()} CPUs shared with other work on this machine)")
     not_trusted = [n for n in names if n not in trusted]
     if skipped or not_trusted:
@@ -283,8 +303,122 @@ def main() -> None:
         for n in escaped:
             print(f"  {n}")
     print()
-    print(f"verdicts: mutants rejected {len(rejected)}/{len(mutant_names)}, "
-          f"references accepted {len(trusted)}/{len(names)}")
+    print(_verdict_line(r))
+
+
+def _child(args: argparse.Namespace, data: Path, out: Path, tree: Path | None) -> dict[str, Any]:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--emit", str(out),
+            "--workers", str(args.workers), "--ledger-host", args.ledger_host, "--dagster-storage",
+            args.dagster_storage, *(["--skip-mutants"] if args.skip_mutants else [])]
+    if tree is not None:
+        argv = baseline.bound(tree, argv)
+    proc = subprocess.run(argv, check=False, stdout=subprocess.DEVNULL)
+    if proc.returncode != 0 or not out.is_file():
+        raise SystemExit(f"the {'baseline' if tree else 'working tree'} run failed (exit {proc.returncode})")
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return result
+
+
+def compare(args: argparse.Namespace, data: Path) -> None:
+    """The working tree beside `args.baseline`, alternating, `args.rounds` times each, on the same proposals."""
+    baseline.require_namespaces()
+    commit, tree = baseline.extract(args.baseline)
+    head = baseline.head_label()
+    runs: list[tuple[str, bool, dict[str, Any]]] = []
+    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
+    try:
+        for k in range(args.rounds):
+            order = [(commit, tree), (head, None)] if k % 2 == 0 else [(head, None), (commit, tree)]
+            for label, where in order:
+                print(f"round {k + 1}: {label} ...", flush=True)
+                r = _child(args, data, outs / f"{k}-{'base' if where else 'head'}.json", where)
+                expected = commit if where is not None else baseline.WORKING_TREE
+                if r["code"] != expected:
+                    raise SystemExit(f"the run forged with {r['code']}, not {expected}: the figures are not its own")
+                runs.append((label, where is not None, r))
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(outs, ignore_errors=True)
+    print(f"\n{'code':30} {'round':>5} {'proposals/min':>14} {'mutants/min':>12} {'p50 verify s':>13}   verdicts")
+    for k, (label, _, r) in enumerate(runs):
+        m_rate = len(r["mutant_names"]) / r["m_wall"] * 60 if r["m_wall"] else float("nan")
+        print(f"{label:30} {k // 2 + 1:5} {len(r['names']) / r['wall'] * 60:14.1f} {m_rate:12.1f} "
+              f"{statistics.median(r['verify_s']) if r['verify_s'] else 0:13.2f}   {_verdict_line(r)[10:]}")
+    base = [r for _, is_base, r in runs if is_base]
+    mine = [r for _, is_base, r in runs if not is_base]
+    diffs = _verdict_differences(base, mine)
+    print("\ngate results (every gate of every attempt, references and mutants): "
+          + ("identical in every run" if not diffs else f"{len(diffs)} differ"))
+    for line in diffs[:40]:
+        print(f"  {line}")
+
+    def rate(rs: list[dict[str, Any]]) -> float:
+        return float(statistics.median(len(r["names"]) / r["wall"] * 60 for r in rs))
+
+    def p50(rs: list[dict[str, Any]]) -> float:
+        return float(statistics.median(statistics.median(r["verify_s"]) for r in rs if r["verify_s"]))
+
+    same = "identical" if not diffs else "DIFFER"
+    print(f"\nthroughput: {rate(mine):.1f} proposals/min vs {rate(base):.1f} at {commit} (target >= 40); "
+          f"p50 verification {p50(mine):.2f} vs {p50(base):.2f} s (target <= 0.8); median of {args.rounds} "
+          f"round(s); verdicts {same}")
+
+
+def _verdict_differences(base: list[dict[str, Any]], mine: list[dict[str, Any]]) -> list[str]:
+    """Each gate result whose verdict is not the same in every run of both sides, and the verdict lines that differ."""
+    out = []
+    lines = {_verdict_line(r) for r in (*base, *mine)}
+    if len(lines) > 1:
+        out.append("verdict lines: " + " | ".join(sorted(lines)))
+    keys = sorted({k for r in (*base, *mine) for k in r["verdicts"]})
+    for key in keys:
+        seen = [r["verdicts"].get(key, "absent") for r in (*base, *mine)]
+        if len(set(seen)) > 1:
+            before = "/".join(r["verdicts"].get(key, "absent") for r in base)
+            after = "/".join(r["verdicts"].get(key, "absent") for r in mine)
+            out.append(f"{key}: {before} (baseline) -> {after}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", choices=["humaneval", "mbpp", "both"], default="humaneval")
+    parser.add_argument("--limit", type=int, default=50, help="problems to convert (0: all 591 with --dataset both)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--skip-mutants", action="store_true")
+    parser.add_argument("--ledger-host", choices=["batch", "none"], default="batch",
+                        help="batch: the workers write through a ledger host, as `kavi forge --all` does (default); "
+                             "none: each unit of work opens the ledger file itself, taking turns at its lock")
+    parser.add_argument("--dagster-storage", choices=["kavi", "dagster"], default="kavi",
+                        help="kavi: the home's dagster.yaml as kavi writes it (default); dagster: Dagster's own "
+                             "SQLite storage and run launcher instead of kavi_assets/launcher's")
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="also forge with REV's packages (as root), alternating with the working tree, and "
+                             "print both side by side with every gate result compared")
+    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: runs of each side (default 2)")
+    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
+    args = parser.parse_args()
+    os.environ["KAVI_RECORDED_SPEED"] = "0"
+    data = args.data
+    if data is None:
+        data = Path(tempfile.mkdtemp(prefix="kavi-datasets-"))
+        print(f"converting {args.dataset} (limit {args.limit}) into proposals and cassettes in {data} ...")
+        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
+                               args.dataset, "--limit", str(args.limit)], check=False, stdout=subprocess.DEVNULL)
+        if conv.returncode != 0:
+            raise SystemExit(conv.returncode)  # datasets.py said why on stderr
+    skipped = json.loads((data / "skipped.json").read_text()) if (data / "skipped.json").exists() else {}
+    print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
+          f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    if args.baseline is not None and args.emit is None:
+        compare(args, data)
+        return
+    result = measure(args, data)
+    if args.emit is not None:
+        args.emit.write_text(json.dumps(result), encoding="utf-8")
+        return
+    report(result, skipped)
 
 
 if __name__ == "__main__":
