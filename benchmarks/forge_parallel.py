@@ -7,7 +7,10 @@ Configurations are entries of CONFIGS (name → function that forges the proposa
 Result); another configuration (e.g. workers on several machines) is one more entry.
 
 Run: python benchmarks/forge_parallel.py [--limit 50] [--configs sequential,2,4,8,8-noslots,scale2] [--latency 5.0]
-                                         [--data DIR (a datasets.py output to reuse)]
+                                         [--data DIR (a datasets.py output to reuse)] [--baseline REV [--rounds 2]]
+`--baseline REV` (root) runs the chosen configurations with REV's code too (benchmarks/baseline.py), the two
+alternating, and prints them side by side, each configuration's verdicts and attempts compared; its last line is
+`parallel baseline: 8 runs X proposals/min vs Y at REV ...`.
 The datasets come from benchmarks/datasets.py (KAVI_DATASETS names their folder). Last line:
 `parallel: 8 runs X proposals/min vs sequential Y (Z.Zx), 5.0 s model latency`.
 """
@@ -16,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,10 +27,14 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import baseline  # noqa: E402  (benchmarks/baseline.py)
 
 
 @dataclass
@@ -313,18 +321,80 @@ def humaneval_proposals(data: Path | None, limit: int) -> tuple[Path, list[str]]
     return data, sorted(p.stem for p in (data / "proposals").glob("*.json"))[:limit]
 
 
+def compare(args: argparse.Namespace, data: Path, names: list[str], chosen: list[str]) -> None:
+    """The chosen configurations with the working tree and with `args.baseline`, alternating, `args.rounds` times
+    each, on the same proposals; each run's verdicts and attempts against the first run's."""
+    baseline.require_namespaces()
+    commit, tree = baseline.extract(args.baseline)
+    head = baseline.head_label()
+    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
+    runs: list[tuple[str, int, dict[str, Any]]] = []
+    try:
+        for k in range(args.rounds):
+            order = [(commit, tree), (head, None)] if k % 2 == 0 else [(head, None), (commit, tree)]
+            for label, where in order:
+                print(f"round {k + 1}: {label} ...", flush=True)
+                out = outs / f"{k}-{'base' if where else 'head'}.json"
+                argv = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--limit",
+                        str(len(names)), "--configs", ",".join(chosen), "--latency", str(args.latency),
+                        "--emit", str(out)]
+                proc = subprocess.run(baseline.bound(where, argv) if where is not None else argv, check=False,
+                                      stdout=subprocess.DEVNULL)
+                if proc.returncode != 0 or not out.is_file():
+                    raise SystemExit(f"the {label} run failed (exit {proc.returncode})")
+                doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+                expected = commit if where is not None else baseline.WORKING_TREE
+                if doc["code"] != expected:
+                    raise SystemExit(f"the run forged with {doc['code']}, not {expected}: the figures are not its own")
+                runs.append((label, k + 1, doc))
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(outs, ignore_errors=True)
+    first = runs[0][2]["results"]
+    print(f"\n{'code':30} {'round':>5} {'config':>10} {'per min':>8} {'CPU s':>8} {'CPU/wall':>8} {'TRUSTED':>8} "
+          f"{'attempts':>8} {'verdicts':>9}")
+    rates: dict[tuple[bool, str], list[float]] = defaultdict(list)
+    differ = False
+    for label, k, doc in runs:
+        for name, r in doc["results"].items():
+            ref = first.get(name, r)
+            same = r["verdicts"] == ref["verdicts"] and r["attempts"] == ref["attempts"]
+            differ = differ or not same
+            rate = len(names) / r["elapsed_s"] * 60
+            rates[(label == head, name)].append(rate)
+            trusted = sum(1 for v in r["verdicts"].values() if v == "TRUSTED")
+            print(f"{label:30} {k:5} {name:>10} {rate:8.1f} {r['cpu_s']:8.1f} {r['cpu_s'] / r['elapsed_s']:8.2f} "
+                  f"{trusted:8} {sum(r['attempts'].values()):8} {'same' if same else 'DIFFER':>9}"
+                  + ("" if r["verify_ok"] else "  kavi verify FAILED"))
+    shown = "8" if "8" in chosen else chosen[-1]
+    mine = statistics.median(rates[(True, shown)])
+    theirs = statistics.median(rates[(False, shown)])
+    print(f"\nparallel baseline: {shown} runs {mine:.1f} proposals/min vs {theirs:.1f} at {commit} (median of "
+          f"{args.rounds} round(s), {args.latency:.1f} s model latency); verdicts and attempts "
+          f"{'DIFFER' if differ else 'the same in every run'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--configs", default="sequential,2,4,8")
     parser.add_argument("--latency", type=float, default=5.0)
     parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="also run the configurations with REV's packages (as root), alternating with the "
+                             "working tree, and print both side by side")
+    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: runs of each side (default 2)")
+    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
     args = parser.parse_args()
     chosen = [c.strip() for c in args.configs.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in CONFIGS]
-    if unknown or not 1 <= args.limit <= 1000 or not 0 <= args.latency <= 600:
-        raise SystemExit(f"--configs from {', '.join(CONFIGS)}; --limit 1..1000; --latency 0..600 ({unknown})")
+    if unknown or not 1 <= args.limit <= 1000 or not 0 <= args.latency <= 600 or not 1 <= args.rounds <= 20:
+        raise SystemExit(f"--configs from {', '.join(CONFIGS)}; --limit 1..1000; --latency 0..600; --rounds 1..20 "
+                         f"({unknown})")
     data, names = humaneval_proposals(args.data, args.limit)
+    if args.baseline is not None and args.emit is None:
+        compare(args, data, names, chosen)
+        return
     work = Path(tempfile.mkdtemp(prefix="kavi-parallel-"))
     load0 = os.getloadavg()[0]
     print(f"{len(names)} HumanEval proposals, recorded model with {args.latency:.1f} s per answer; "
@@ -339,6 +409,10 @@ def main() -> None:
         if not r.verdicts:  # the scale configuration reads its shared ledger itself
             ledger_checks(s, r)
         results[name], setups[name] = r, s
+    if args.emit is not None:
+        args.emit.write_text(json.dumps({"code": baseline.code_in_use(), "names": names, "load": load0,
+                                         "results": {k: asdict(v) for k, v in results.items()}}), encoding="utf-8")
+        return
     base = results.get("sequential") or next(iter(results.values()))
     print(f"\n{'config':>10} {'wall s':>8} {'per min':>8} {'speed-up':>8} {'CPU s':>8} {'CPU/wall':>8} "
           f"{'TRUSTED':>8} {'attempts':>8} {'verdicts':>9} {'verify':>7}")
