@@ -3,6 +3,7 @@
 import dataclasses
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kavi.build.allowlist import check_allowlist, skill_path, test_path
@@ -10,8 +11,9 @@ from kavi.build.sandbox_dir import create_sandbox, write_files
 from kavi.forge.attempt import BUILD_FAILED, BUILD_OK, canonical, now
 from kavi.forge.context import ForgeContext
 from kavi.forge.packet import load_packet
-from kavi.forge.verify import prepare_verification
+from kavi.forge.verify import hold_gates, prepare_verification
 from kavi.forge.vetted import VET_PACKET, vetted_files
+from kavi.gates.runner import release_gate_jobs
 from kavi.infrastructure import describe_oserror, is_infra_oserror
 from kavi.ledger.artifacts import ArtifactRef
 from kavi.ledger.records import LedgerRecordError
@@ -68,8 +70,11 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     files: dict[str, bytes] = {}
     completion = None
     answer_ref: ArtifactRef | None = None
+    held_in: Path | None = None
     if row is not None:
         log += prepare_verification(ctx, name, build, row)
+        held_in, held_log = hold_gates(ctx, name, build)
+        log += held_log
     try:
         if packet.get("kind") == VET_PACKET:
             answer_files, bundle_digest = vetted_files(ctx, packet)
@@ -117,7 +122,7 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
     file_refs: dict[str, ArtifactRef] = {}
     if failure is None:
         try:
-            sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
+            sandbox = held_in or create_sandbox(ctx.home.sandboxes_dir, build.build_id)
             write_files(sandbox / "work", files)
             log.append(f"wrote {len(files)} files to a fresh sandbox {sandbox.name}")
             for path, data in files.items():
@@ -132,6 +137,9 @@ def run_build(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | 
             shutil.rmtree(ctx.home.sandboxes_dir / build.build_id, ignore_errors=True)
             log.append(f"the forge's own writes failed: {failure.message}")
     if failure is not None:
+        if held_in is not None:  # the jobs held for its verification are released, their folder removed
+            release_gate_jobs(held_in)
+            shutil.rmtree(held_in, ignore_errors=True)
         log.append("nothing reached the sandbox or the skills home")
     # What the endpoint or the answer parser said may quote a key or a holdout value: neither is stored.
     log = [redactor.message(line, 2000) for line in log]

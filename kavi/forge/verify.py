@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kavi.build.allowlist import skill_path, test_path
+from kavi.build.sandbox_dir import create_sandbox
 from kavi.forge.attempt import BUILD_OK, VERIFIED, VERIFY_FAILED, canonical
 from kavi.forge.ceremony import Ceremony, ceremony_plan, evidence_decision
 from kavi.forge.coach import review as coach_review
@@ -20,7 +21,14 @@ from kavi.forge.levels import proposal_ceremony
 from kavi.forge.reverify import fingerprint_for, record_forge_verification
 from kavi.gates.differential import EvidenceConfig
 from kavi.gates.resource import ResourceConfig
-from kavi.gates.runner import GateConfig, prepare_generated_inputs, run_gates
+from kavi.gates.runner import (
+    GateConfig,
+    can_hold_gate_jobs,
+    hold_gate_jobs,
+    prepare_generated_inputs,
+    release_gate_jobs,
+    run_gates,
+)
 from kavi.gates.tools import mypy_cache_warm, warm_mypy_cache
 from kavi.infrastructure import describe_oserror, is_infra_oserror
 from kavi.ledger.artifacts import ArtifactRef
@@ -98,6 +106,31 @@ def prepare_verification(ctx: ForgeContext, name: str, build: BuildRow, row: Pro
     return log + _start_evidence(ctx, name, build, row)
 
 
+def gates_root(ctx: ForgeContext, build_id: str) -> Path:
+    """Where a build's gates run: its sandbox's `gates` folder."""
+    return ctx.home.sandboxes_dir / build_id / "gates"
+
+
+def hold_gates(ctx: ForgeContext, name: str, build: BuildRow) -> tuple[Path | None, list[str]]:
+    """The build's pytest and mypy jobs started ahead, in its sandbox folder (made now, so the build writes its files
+    there), while it waits for its model (kavi.gates.runner.hold_gate_jobs): (that folder, or None when nothing could
+    be held here; log lines). A failure here is a log line, never the build's."""
+    if not can_hold_gate_jobs():
+        return None, []
+    try:
+        sandbox = create_sandbox(ctx.home.sandboxes_dir, build.build_id)
+    except Exception as err:  # the build makes it itself, and says what is wrong
+        return None, [f"gate jobs not started ahead ({type(err).__name__}): the verification starts them"]
+    try:
+        started = hold_gate_jobs(gates_root(ctx, build.build_id), name,
+                                 GateConfig(wall_s=ctx.settings.gate_wall_s, mypy_cache_root=_mypy_cache_root(ctx)))
+    except Exception as err:
+        release_gate_jobs(sandbox)
+        shutil.rmtree(sandbox, ignore_errors=True)
+        return None, [f"gate jobs not started ahead ({type(err).__name__}): the verification starts them"]
+    return sandbox, [f"gate jobs started ahead of the answer: {', '.join(started)}"] if started else []
+
+
 def _start_evidence(ctx: ForgeContext, name: str, build: BuildRow, row: ProposalRow) -> list[str]:
     """At the ceremony levels that take the evidence: the independent implementation and the generated inputs."""
     try:
@@ -151,6 +184,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
             ceremony = proposal_ceremony(ctx.records, name, proposal)
         spec_sha256 = ctx.records.require_proposal(name).spec_sha256
     if not_built is not None:
+        release_gate_jobs(gates_root(ctx, build.build_id))
         try:  # outside the session: it may wait for the answer
             settle_prefetch(ctx, name, build, proposal, spec_sha256)
         except OSError as err:
@@ -161,7 +195,7 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
         skill_path(name): ctx.store.get(skill_sha256),
         test_path(name): ctx.store.get(test_sha256),
     }
-    work_root = ctx.home.sandboxes_dir / build.build_id / "gates"
+    work_root = gates_root(ctx, build.build_id)
     # The evidence beyond the holdouts: at the configured ceremony levels, generated inputs and (when a second model
     # is configured) an independent implementation. Obtained here, outside the gates: a model error on the way is
     # the independent model's, recorded, and never fails this build.

@@ -30,10 +30,11 @@ from kavi.gates.generate import generated_cases
 from kavi.gates.resource import ResourceConfig, resource_gate
 from kavi.gates.resource_shapes import resource_probes
 from kavi.gates.static import invariants_gate, policy_gate
-from kavi.gates.testing import pytest_and_coverage
-from kavi.gates.tools import mypy_gate, ruff_gate
+from kavi.gates.testing import hold_pytest, pytest_and_coverage
+from kavi.gates.tools import hold_mypy, mypy_gate, ruff_gate
 from kavi.lifecycle import Verdict
 from kavi.proposals.model import Proposal
+from kavi.sandbox import held
 from kavi.sandbox.runner import Limits, read_job_file
 from kavi.sandbox.slots import gate_slot
 from kavi.skills.source import source_problem
@@ -78,13 +79,53 @@ def prestart() -> None:
 
 
 def _copy(work_root: Path, name: str, files: Mapping[str, bytes]) -> Path:
-    """A private copy per gate: a hostile test cannot change what another gate, or promotion, sees."""
+    """A private copy per gate: a hostile test cannot change what another gate, or promotion, sees. Where a gate's
+    job was started ahead in the folder (kavi.sandbox.held), the files go into it in place: its sandbox was built
+    with the folder, and a held scratch job with these files' inodes."""
     target = work_root / name
+    if held.holds(target):
+        held.fill(target, files)
+        return target
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
     write_files(target, files)
     return target
+
+
+def gate_limits(config: GateConfig) -> Limits:
+    """The limits of the builder's tests and the static gates' jobs (acceptance's grow by its budgets)."""
+    return Limits(
+        wall_s=config.wall_s, cpu_s=config.limits.cpu_s, address_space_mb=config.limits.address_space_mb,
+        file_size_mb=config.limits.file_size_mb, max_processes=config.limits.max_processes, network=False,
+        scratch_mb=config.limits.scratch_mb,
+    )
+
+
+def can_hold_gate_jobs() -> bool:
+    return held.can_hold()
+
+
+def hold_gate_jobs(work_root: Path, name: str, config: GateConfig) -> list[str]:
+    """Start this build's pytest and mypy jobs ahead of its verification (kavi.sandbox.held), each in the folder
+    the verification gives it, while the build waits for its model: the verification finds their tools imported.
+    Where jobs cannot be held, or the mypy cache is not warm yet, those jobs start with the verification as before."""
+    if not held.can_hold():
+        return []
+    limits = gate_limits(config)
+    skill_rel, test_rel = skill_path(name), test_path(name)
+    started = []
+    if hold_pytest(work_root / "pytest", name, (skill_rel, test_rel), limits):
+        started.append("pytest")
+    if config.mypy_cache_root is not None and hold_mypy(work_root / "static", skill_rel, config.mypy_cache_root,
+                                                        limits):
+        started.append("mypy")
+    return started
+
+
+def release_gate_jobs(work_root: Path) -> None:
+    """Release the jobs held for a build that will not be verified (its build failed)."""
+    held.release_under(work_root)
 
 
 def _guard(gate: str, fn: Callable[[], GateResult]) -> GateResult:
@@ -187,8 +228,11 @@ def run_gates(
 ) -> VerificationOutcome:
     """Every gate on the build's bytes (see _run_gates), once this build holds one of the machine's gate slots: the
     gates are the forge's CPU work, and builds verified one per core finish sooner than all at once."""
-    with gate_slot(config.slots) as waited:
-        outcome = _run_gates(work_root, proposal, files, config, independent, independent_label)
+    try:
+        with gate_slot(config.slots) as waited:
+            outcome = _run_gates(work_root, proposal, files, config, independent, independent_label)
+    finally:
+        held.release_under(work_root)  # a job held for a gate that did not run is not left waiting
     return dataclasses.replace(outcome, slot_wait_s=round(waited, 3))
 
 
@@ -212,11 +256,7 @@ def _run_gates(
         return refused
     digest = hashlib.sha256(skill_bytes).hexdigest()
     source = skill_bytes.decode("utf-8")
-    limits = Limits(
-        wall_s=config.wall_s, cpu_s=config.limits.cpu_s, address_space_mb=config.limits.address_space_mb,
-        file_size_mb=config.limits.file_size_mb, max_processes=config.limits.max_processes, network=False,
-        scratch_mb=config.limits.scratch_mb,
-    )
+    limits = gate_limits(config)
     evidence = config.evidence
     seed = evidence_seed(proposal, evidence)
     generated, generation_note, generation_s = _generated_inputs(proposal, evidence, seed)
@@ -279,7 +319,7 @@ def _run_gates(
             # Not the builder's code: it need not wait for the builder's tests.
             fut_indep = pool.submit(independent_job)
         fut_tests: Future[tuple[GateResult, GateResult]] = pool.submit(
-            pytest_and_coverage, tests_dir, name, limits, config.coverage_min)
+            pytest_and_coverage, tests_dir, name, limits, config.coverage_min, tuple(pristine))
         fut_tests.add_done_callback(lambda _f: tests_done.set())
         # Acceptance's sandbox starts now and imports its tools; its job (and so the skill) reaches it only
         # after the builder's tests have finished: nothing they started is alive any more.

@@ -12,19 +12,30 @@ import ast
 import hashlib
 import json
 import secrets
+import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kavi.gates.pytest_result import RESULT_PREFIX
 from kavi.lifecycle import Verdict
+from kavi.sandbox import held
 from kavi.sandbox.runner import Limits, SandboxResult, read_job_file
 from kavi.sandbox.warm import run_warm
 from kavi.verdicts import GATE_COVERAGE, GATE_PYTEST, GateResult
 
 PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
 PLUGIN = "kavi.gates.pytest_report"
+# What the job imports before its stdin is read (kavi.sandbox.launch): pytest and the plugins it loads by default,
+# coverage, the report plugin and the skill contract it imports before coverage starts.
+PRELOAD = ("pytest", "_pytest.doctest", "_pytest.junitxml", "_pytest.pastebin", "_pytest.legacypath",
+           "_pytest.unraisableexception", "_pytest.threadexception", "_pytest.faulthandler", "_pytest.helpconfig",
+           "_pytest.setuponly", "_pytest.setupplan", "_pytest.skipping", "_pytest.stepwise", "_pytest.unittest",
+           "_pytest.warnings", "pdb", "unittest", "difflib", "coverage", "pydantic", "kavi_assets.skills.base",
+           PLUGIN)
+ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 MAX_MESSAGES = 50
 MAX_MESSAGE = 400
 NO_REPORT = "the test run did not report"
@@ -121,20 +132,44 @@ def _digest(path: Path) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: float) -> tuple[GateResult, GateResult]:
+def pytest_job(work: Path, name: str, limits: Limits, files: Sequence[str]) -> held.JobShape:
+    """The pytest job of `name`'s build (`files`: its relative paths) in `work`: a sandbox whose directory is a
+    scratch tmpfs holding the build's files read-only."""
+    argv = [sys.executable, "-m", "kavi.sandbox.launch", ",".join(PRELOAD), "pytest", "-q", "-c", "pytest.ini",
+            "--rootdir", ".", "-p", PLUGIN, "--no-header", f"tests/test_skill_{name}.py"]
+    return held.shape(argv, cwd=work, limits=limits, env_extra=ENV, scratch=True, files=files)
+
+
+def hold_pytest(work: Path, name: str, files: Sequence[str], limits: Limits) -> bool:
+    """Start the pytest job of `name`'s build ahead of it (kavi.sandbox.held), in `work` (made fresh) with empty
+    files at `files` (the build's relative paths): the verification writes the build's bytes into them in place."""
+    if not held.can_hold():
+        return False
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    for rel in files:
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_bytes(b"")
+    (work / "pytest.ini").write_text(PYTEST_INI)
+    return held.hold(pytest_job(work, name, limits, files)) is not None
+
+
+def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: float,
+                        files: Sequence[str] = ()) -> tuple[GateResult, GateResult]:
+    """Both gates from one run of the builder's tests on the files in `work` (`files`: the build's relative paths; a
+    job held for exactly these runs them)."""
     (work / "pytest.ini").write_text(PYTEST_INI)
     skill_rel = f"skills/{name}.py"
     skill_bytes = (work / skill_rel).read_bytes()  # the verified bytes, before any test has run
     digest = hashlib.sha256(skill_bytes).hexdigest()
-    test_rel = f"tests/test_skill_{name}.py"
     nonce = secrets.token_hex(16)
     job = json.dumps({"nonce": nonce, "skill": skill_rel}).encode()
     t0 = time.monotonic()
-    res: SandboxResult = run_warm(
-        [sys.executable, "-m", "pytest", "-q", "-c", "pytest.ini", "--rootdir", ".", "-p", PLUGIN, "--no-header",
-         test_rel],
-        cwd=work, limits=limits, env_extra={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=job, scratch=True,
-    )
+    shape = pytest_job(work, name, limits, files)
+    ahead = held.take(shape)
+    res: SandboxResult = ahead.run(job) if ahead is not None else run_warm(
+        list(shape.argv), cwd=work, limits=limits, env_extra=ENV, stdin=job, scratch=True)
     duration = time.monotonic() - t0
     details: dict[str, Any] = {"returncode": res.returncode, "isolation": res.isolation, "timed_out": res.timed_out,
                                "sandbox_started": res.started}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import kavi
 from kavi.lifecycle import Verdict
+from kavi.sandbox import held
 from kavi.sandbox.runner import Limits, SandboxResult
 from kavi.sandbox.warm import run_warm
 from kavi.verdicts import GATE_MYPY, GATE_RUFF, GateResult
@@ -147,37 +148,85 @@ def warm_mypy_cache(work: Path, cache_root: Path, limits: Limits) -> bool:
     return result.ok
 
 
-def _run_mypy(work: Path, skill_rel: str, cache: Path, limits: Limits) -> SandboxResult:
+# What the job imports before its stdin is read (kavi.sandbox.launch); stdin then carries only this.
+MYPY_PRELOAD = ("mypy.main", "mypy.build", "mypy.nativeparse", "sqlite3")
+MYPY_GO = b"go"
+
+
+def mypy_job(work: Path, skill_rel: str, cache: Path, limits: Limits) -> held.JobShape:
+    """mypy --strict on `skill_rel` in `work`, with `cache` its cache folder (the only other place it may write)."""
     extra = {"MYPYPATH": p} if (p := _mypy_path()) else {}
-    return run_warm(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
-         "--no-color-output", "--config-file", str(MYPY_CONFIG), "--cache-dir", str(cache), "--python-version",
-         "3.11", skill_rel],
-        cwd=work, limits=limits, env_extra=extra, rw=[cache],
-    )
+    argv = [sys.executable, "-m", "kavi.sandbox.launch", ",".join(MYPY_PRELOAD), "mypy", "--strict",
+            "--no-error-summary", "--show-error-codes", "--no-color-output", "--config-file", str(MYPY_CONFIG),
+            "--cache-dir", str(cache), "--python-version", "3.11", skill_rel]
+    return held.shape(argv, cwd=work, limits=limits, env_extra=extra, rw=[cache])
+
+
+def _run_mypy(work: Path, skill_rel: str, cache: Path, limits: Limits) -> SandboxResult:
+    """The job held for this check when there is one, else a fresh one."""
+    job = mypy_job(work, skill_rel, cache, limits)
+    ahead = held.take(job)
+    if ahead is not None:
+        return ahead.run(MYPY_GO)
+    return run_warm(list(job.argv), cwd=work, limits=limits, env_extra=dict(job.env_extra), rw=job.rw,
+                    stdin=MYPY_GO)
+
+
+def _own_cache(work: Path) -> Path:
+    return work.parent / f"{work.name}.mypy-cache"
+
+
+def _copy_cache(cache: Path, own: Path) -> None:
+    """A private copy of the warm cache, taken under the cache's lock."""
+    with (cache.parent / f"{cache.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(own, ignore_errors=True)
+        shutil.copytree(cache, own)
+
+
+def hold_mypy(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> bool:
+    """Start the mypy job of a build ahead of it (kavi.sandbox.held) in `work` (the static gates' folder, made fresh;
+    the verification writes the build's files into it), on its private copy of the warm cache; False while the
+    cache is not warm yet (the job then runs as without holding)."""
+    if not held.can_hold() or not mypy_cache_warm(cache_root):
+        return False
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    own = _own_cache(work)
+    _copy_cache(mypy_cache_dir(cache_root), own)
+    if held.hold(mypy_job(work, skill_rel, own, limits)) is not None:
+        return True
+    shutil.rmtree(own, ignore_errors=True)
+    return False
 
 
 def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> GateResult:
     """mypy --strict on the skill. mypy's cache is not safe for two processes at once (its SQLite shards lock, its
     entries race), so no two checks share one: a cold cache is filled by one check at a time, and once it is warm
-    each check runs on a private copy of it, taken under the lock, and leaves it unchanged."""
+    each check runs on a private copy of it, taken under the lock (when its job was held, at that time), and leaves
+    it unchanged."""
     cache = mypy_cache_dir(cache_root)
     cache.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    with (cache.parent / f"{cache.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not mypy_cache_warm(cache_root):
-            res = _run_mypy(work, skill_rel, cache, limits)
-            own = None
-        else:
-            own = work.parent / f"{work.name}.mypy-cache"
-            shutil.rmtree(own, ignore_errors=True)
-            shutil.copytree(cache, own)
-    if own is not None:
+    own = _own_cache(work)
+    if held.holds(work) and mypy_cache_warm(cache_root):
         try:
             res = _run_mypy(work, skill_rel, own, limits)
         finally:
             shutil.rmtree(own, ignore_errors=True)
+    else:
+        with (cache.parent / f"{cache.name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            warm = mypy_cache_warm(cache_root)
+            if not warm:
+                res = _run_mypy(work, skill_rel, cache, limits)
+        if warm:
+            try:
+                _copy_cache(cache, own)
+                res = _run_mypy(work, skill_rel, own, limits)
+            finally:
+                shutil.rmtree(own, ignore_errors=True)
     duration = time.monotonic() - t0
     lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ": error:" in ln]

@@ -335,6 +335,11 @@ def build(cwd: Path, rw: Sequence[Path], *, network: bool = False, probing: bool
     return JailCommand(command, pass_fds, isolation, run_as)
 
 
+def job_owner(off_layers: Iterable[str] | None = None) -> int | None:
+    """The uid `build` runs a job as where it is not the forge's own (None): the folders it may use go to it."""
+    return SANDBOX_UID if os.geteuid() == 0 and "user" not in switched_off(off_layers) else None
+
+
 def hand_over(paths: Iterable[Path], uid: int | None) -> None:
     """Give the sandbox user the directories it may write (the forge keeps reading and removing them)."""
     if uid is None:

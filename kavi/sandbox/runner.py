@@ -393,7 +393,8 @@ def run_sandboxed(
     it may write there, and nothing it writes reaches the host's disk (for jobs whose results come on stdout).
 
     With `hold_stdin`, the command starts at once but gets its stdin only when `hold_stdin()` returns: a job
-    can import its tools while something else finishes, and the wall timeout counts from the release."""
+    can import its tools while something else finishes, and the wall timeout counts from the release. Bytes it
+    returns are the job's stdin instead of `stdin` (kavi.sandbox.held: the job was not known at the start)."""
     prep = _prepare(argv, cwd=cwd, limits=limits, env_extra=env_extra, rw=rw, scratch=scratch)
     t0 = time.monotonic()
     out, errbuf = bytearray(), bytearray()
@@ -415,7 +416,9 @@ def run_sandboxed(
         for t in threads:
             t.start()
         if hold_stdin is not None:
-            hold_stdin()
+            held = hold_stdin()
+            if isinstance(held, bytes):
+                stdin = held
             t0 = time.monotonic()
         if stdin is not None and proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError):

@@ -2,6 +2,8 @@
 models set aside after "not found", and advice that cannot be had."""
 
 
+import json
+
 import pytest
 
 from kavi.forge.build import run_build
@@ -15,8 +17,9 @@ from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus
 from kavi.proposals.model import load_proposal
 from kavi.routing.thompson import NoModelAvailable
+from kavi.sandbox import held, jail
 from resources.llm import LLMResource
-from tests.factories import REPO
+from tests.factories import REPO, warm_mypy_cache_root
 
 EXAMPLES = REPO / "kavi" / "examples" / "proposals"
 
@@ -56,6 +59,28 @@ def test_ruff_failure_then_fixed_with_facts_in_the_next_packet(kavi_home: KaviHo
     assert second.passed, [(r.gate, r.messages) for r in second.results if not r.ok]
 
 
+def test_the_build_starts_its_gate_jobs_ahead_and_the_verification_runs_them(kavi_home: KaviHome) -> None:
+    """While the build waits for its model, its pytest and mypy jobs start (their sandboxes built, their tools
+    imported) in the build's sandbox folder; the verification writes the files into it and runs those jobs."""
+    if jail.probe() is not None:
+        pytest.skip(f"the gate sandbox is unavailable here: {jail.probe()}")
+    ctx = _ctx(kavi_home, ["recorded-coder-a"])
+    _propose(ctx, "word_count")
+    prepare_packet(ctx, "word_count", run_id=None)
+    warm_mypy_cache_root(kavi_home.root / "cache" / "mypy")
+    run_build(ctx, "word_count", run_id=None)
+    build = ctx.records.latest_build("word_count")
+    assert build is not None
+    log = json.loads(ctx.store.get(ctx.records.build_artifacts(build.build_id)["build_log"]))["log"]
+    assert any(line.endswith("gate jobs started ahead of the answer: pytest, mypy") for line in log), log
+    assert held.holds(kavi_home.sandboxes_dir / build.build_id / "gates" / "pytest")
+    out = verify(ctx, "word_count", run_id=None)
+    assert out.passed, [(r.gate, r.reason) for r in out.results if not r.ok]
+    assert out.isolation["interpreter"] == held.HELD_INTERPRETER
+    assert not held.holds(kavi_home.sandboxes_dir / build.build_id / "gates" / "pytest")
+    assert not held.holds(kavi_home.sandboxes_dir / build.build_id / "gates" / "static")
+
+
 def test_allowlist_violation_touches_nothing(kavi_home: KaviHome) -> None:
     ctx = _ctx(kavi_home, ["recorded-coder-a"])
     _propose(ctx, "extract_emails")
@@ -87,6 +112,7 @@ def test_model_not_found_is_set_aside(kavi_home: KaviHome) -> None:
     assert "TERMINAL_LLM_ERROR" in note.triggers and note.escalated
     client = ctx.llm_factory()
     assert "ghost-model" in ctx.records.models_set_aside(client.config_fingerprint)
+    assert not list(kavi_home.sandboxes_dir.iterdir())  # what was started for its verification is gone
     with pytest.raises(NoModelAvailable, match="set aside"):
         prepare_packet(ctx, "word_count", run_id=None)
 
