@@ -9,22 +9,29 @@ getrusage total is no check: processes in sessions of their own, and those a kil
 reach it.)
 
 Run: python benchmarks/cpu_by_process.py [--limit 48] [--concurrency 8] [--latency 5.0] [--interval 0.02]
-                                          [--data DIR (a datasets.py output to reuse)]
+                                          [--data DIR (a datasets.py output to reuse)] [--baseline REV [--rounds 1]]
+`--baseline REV` (root) measures REV's code on the same proposals too (benchmarks/baseline.py), the two
+alternating, and prints CPU-s per proposal by kind side by side (the median of the rounds).
 """
 
 import argparse
 import collections
+import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import baseline  # noqa: E402  (benchmarks/baseline.py)
 from forge_parallel import Setup, humaneval_proposals, propose_all  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -131,22 +138,16 @@ class TreeSampler:
         return "other"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=int, default=48)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--latency", type=float, default=5.0)
-    parser.add_argument("--interval", type=float, default=0.02)
-    parser.add_argument("--data", type=Path, default=None)
-    args = parser.parse_args()
-    data, names = humaneval_proposals(args.data, args.limit)
-    s = Setup(data, names, Path(tempfile.mkdtemp(prefix="kavi-cpu-")) / "batch", args.latency)
+def measure(data: Path, names: list[str], concurrency: int, latency: float, interval: float
+            ) -> tuple[float, dict[str, float], dict[str, int]]:
+    """(wall s, CPU s by kind, processes by kind) of one `kavi forge --all` over `names`, into a fresh home."""
+    s = Setup(data, names, Path(tempfile.mkdtemp(prefix="kavi-cpu-")) / "batch", latency)
     propose_all(s)
     t0 = time.monotonic()
     cli = subprocess.Popen([sys.executable, "-m", "kavi_assets.cli", "forge", "--all", "--concurrency",
-                            str(args.concurrency), "--json"], env=s.env(), stdout=subprocess.DEVNULL,
+                            str(concurrency), "--json"], env=s.env(), stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
-    sampler = TreeSampler(cli.pid, args.interval).start()
+    sampler = TreeSampler(cli.pid, interval).start()
     _out, err = cli.communicate()
     sampler.stop()
     wall = time.monotonic() - t0
@@ -158,6 +159,81 @@ def main() -> None:
     for key, cpu in sampler.cpu.items():
         by_kind[sampler.kind[key]] += cpu
         count[sampler.kind[key]] += 1
+    return wall, dict(by_kind), dict(count)
+
+
+def compare(args: argparse.Namespace, data: Path, names: list[str]) -> None:
+    """CPU-s per proposal by kind with the working tree and with `args.baseline`, alternating, side by side."""
+    baseline.require_namespaces()
+    commit, tree = baseline.extract(args.baseline)
+    head = baseline.head_label()
+    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
+    runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    try:
+        for k in range(args.rounds):
+            for is_base in ((True, False) if k % 2 == 0 else (False, True)):
+                print(f"round {k + 1}: {commit if is_base else head} ...", flush=True)
+                out = outs / f"{k}-{is_base}.json"
+                argv = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--limit",
+                        str(len(names)), "--concurrency", str(args.concurrency), "--latency", str(args.latency),
+                        "--interval", str(args.interval), "--emit", str(out)]
+                proc = subprocess.run(baseline.bound(tree, argv) if is_base else argv, check=False,
+                                      stdout=subprocess.DEVNULL)
+                if proc.returncode != 0 or not out.is_file():
+                    raise SystemExit(f"the {commit if is_base else head} run failed (exit {proc.returncode})")
+                doc = json.loads(out.read_text(encoding="utf-8"))
+                expected = commit if is_base else baseline.WORKING_TREE
+                if doc["code"] != expected:
+                    raise SystemExit(f"the run forged with {doc['code']}, not {expected}: the figures are not its own")
+                runs[is_base].append(doc)
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(outs, ignore_errors=True)
+    n = len(names)
+
+    def per(docs: list[dict[str, Any]], kind: str) -> float:
+        return statistics.median(float(d["cpu"].get(kind, 0.0)) / n for d in docs)
+
+    def total(docs: list[dict[str, Any]]) -> float:
+        return float(statistics.median(sum(d["cpu"].values()) / n for d in docs))
+
+    def rate(docs: list[dict[str, Any]]) -> float:
+        return statistics.median(n / float(d["wall"]) * 60 for d in docs)
+
+    kinds = sorted({k for d in (*runs[True], *runs[False]) for k in d["cpu"]},
+                   key=lambda k: -per(runs[False], k))
+    print(f"\n{n} HumanEval proposals, --concurrency {args.concurrency}, {args.latency:.1f} s per answer; CPU-s per "
+          f"proposal, median of {args.rounds} round(s)\n")
+    print(f"  {'kind of process':62} {commit:>12} {'working tree':>13}")
+    for kind in kinds:
+        print(f"  {kind:62} {per(runs[True], kind):12.2f} {per(runs[False], kind):13.2f}")
+    print(f"  {'all':62} {total(runs[True]):12.2f} {total(runs[False]):13.2f}")
+    print(f"  {'proposals/min':62} {rate(runs[True]):12.1f} {rate(runs[False]):13.1f}")
+    print(f"\ncpu baseline: {total(runs[False]):.2f} CPU-s per proposal vs {total(runs[True]):.2f} at {commit}, "
+          f"{rate(runs[False]):.1f} vs {rate(runs[True]):.1f} proposals/min")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, default=48)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--latency", type=float, default=5.0)
+    parser.add_argument("--interval", type=float, default=0.02)
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="also measure REV's packages (as root), alternating with the working tree")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: runs of each side (default 1)")
+    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
+    args = parser.parse_args()
+    data, names = humaneval_proposals(args.data, args.limit)
+    if args.baseline is not None and args.emit is None:
+        compare(args, data, names)
+        return
+    wall, by_kind, count = measure(data, names, args.concurrency, args.latency, args.interval)
+    if args.emit is not None:
+        args.emit.write_text(json.dumps({"code": baseline.code_in_use(), "wall": wall, "cpu": by_kind,
+                                         "procs": count}), encoding="utf-8")
+        return
     sampled = sum(by_kind.values())
     n = len(names)
     print(f"{n} HumanEval proposals, --concurrency {args.concurrency}, recorded model with {args.latency:.1f} s per "

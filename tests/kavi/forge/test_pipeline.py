@@ -1,6 +1,5 @@
-"""The forge core without Dagster, on the recorded model: retry with facts, allowlist violation, bad answers,
-models set aside after "not found", and advice that cannot be had."""
-
+"""The forge core without Dagster, on the recorded model: gate jobs started ahead of the verification, retry with
+facts, allowlist violation, bad answers, models set aside after "not found", and advice that cannot be had."""
 
 import json
 
