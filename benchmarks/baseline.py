@@ -11,20 +11,34 @@ A marker file in the bound `kavi` folder tells a run which code it forged with (
 checks it, so a figure is never printed under the wrong commit.
 """
 
+import argparse
 import io
+import json
 import os
 import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("kavi", "kavi_assets", "resources", "sensors")
 MARKER = ".kavi-benchmark-baseline"
 WORKING_TREE = "working tree"
 _BIND = 'set -e; while [ "$1" != "--" ]; do mount --bind "$1" "$2"; shift 2; done; shift; exec "$@"'
+
+
+@dataclass(frozen=True)
+class Run:
+    """One child run of `alternate`: which side, which round, and the figures it wrote."""
+
+    label: str
+    baseline: bool
+    round: int
+    doc: dict[str, Any]
 
 
 def code_in_use() -> str:
@@ -76,3 +90,44 @@ def bound(tree: Path, argv: Sequence[str]) -> list[str]:
     binds = [x for p in PACKAGES for x in (str(tree / p), str(REPO / p))]
     return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _BIND, "kavi-baseline", *binds,
             "--", *argv]
+
+
+def add_arguments(parser: argparse.ArgumentParser, rounds: int, what: str) -> None:
+    """--baseline REV, --rounds N and the children's hidden --emit PATH."""
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help=f"also {what} with REV's packages (as root), alternating with the working tree, and "
+                             "print both side by side")
+    parser.add_argument("--rounds", type=int, default=rounds, help=f"with --baseline: runs of each side (default "
+                                                                   f"{rounds})")
+    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
+
+
+def alternate(rev: str, rounds: int, child: Callable[[Path], list[str]]) -> tuple[str, str, list[Run]]:
+    """Run `child(out)` (a command line that writes its figures as JSON to `out`, with `code_in_use()` as "code")
+    with `rev`'s packages and with the working tree, alternating, `rounds` times each. Returns (rev's short commit,
+    the working tree's label, the runs in order)."""
+    require_namespaces()
+    commit, tree = extract(rev)
+    head = head_label()
+    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
+    runs: list[Run] = []
+    try:
+        for k in range(rounds):
+            for is_base in ((True, False) if k % 2 == 0 else (False, True)):
+                label = commit if is_base else head
+                print(f"round {k + 1}: {label} ...", flush=True)
+                out = outs / f"{k}-{'base' if is_base else 'head'}.json"
+                argv = child(out)
+                proc = subprocess.run(bound(tree, argv) if is_base else argv, check=False, stdout=subprocess.DEVNULL)
+                if proc.returncode != 0 or not out.is_file():
+                    raise SystemExit(f"the {label} run failed (exit {proc.returncode})")
+                doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+                expected = commit if is_base else WORKING_TREE
+                if doc.get("code") != expected:
+                    raise SystemExit(f"the run forged with {doc.get('code')}, not {expected}: the figures are not "
+                                     "its own")
+                runs.append(Run(label, is_base, k + 1, doc))
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(outs, ignore_errors=True)
+    return commit, head, runs

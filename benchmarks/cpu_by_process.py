@@ -18,7 +18,6 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -164,31 +163,15 @@ def measure(data: Path, names: list[str], concurrency: int, latency: float, inte
 
 def compare(args: argparse.Namespace, data: Path, names: list[str]) -> None:
     """CPU-s per proposal by kind with the working tree and with `args.baseline`, alternating, side by side."""
-    baseline.require_namespaces()
-    commit, tree = baseline.extract(args.baseline)
-    head = baseline.head_label()
-    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
+    def child(out: Path) -> list[str]:
+        return [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--limit", str(len(names)),
+                "--concurrency", str(args.concurrency), "--latency", str(args.latency), "--interval",
+                str(args.interval), "--emit", str(out)]
+
+    commit, _head, alternated = baseline.alternate(args.baseline, args.rounds, child)
     runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
-    try:
-        for k in range(args.rounds):
-            for is_base in ((True, False) if k % 2 == 0 else (False, True)):
-                print(f"round {k + 1}: {commit if is_base else head} ...", flush=True)
-                out = outs / f"{k}-{is_base}.json"
-                argv = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--limit",
-                        str(len(names)), "--concurrency", str(args.concurrency), "--latency", str(args.latency),
-                        "--interval", str(args.interval), "--emit", str(out)]
-                proc = subprocess.run(baseline.bound(tree, argv) if is_base else argv, check=False,
-                                      stdout=subprocess.DEVNULL)
-                if proc.returncode != 0 or not out.is_file():
-                    raise SystemExit(f"the {commit if is_base else head} run failed (exit {proc.returncode})")
-                doc = json.loads(out.read_text(encoding="utf-8"))
-                expected = commit if is_base else baseline.WORKING_TREE
-                if doc["code"] != expected:
-                    raise SystemExit(f"the run forged with {doc['code']}, not {expected}: the figures are not its own")
-                runs[is_base].append(doc)
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)
-        shutil.rmtree(outs, ignore_errors=True)
+    for run in alternated:
+        runs[run.baseline].append(run.doc)
     n = len(names)
 
     def per(docs: list[dict[str, Any]], kind: str) -> float:
@@ -220,10 +203,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=5.0)
     parser.add_argument("--interval", type=float, default=0.02)
     parser.add_argument("--data", type=Path, default=None)
-    parser.add_argument("--baseline", metavar="REV", default=None,
-                        help="also measure REV's packages (as root), alternating with the working tree")
-    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: runs of each side (default 1)")
-    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
+    baseline.add_arguments(parser, 1, "measure")
     args = parser.parse_args()
     data, names = humaneval_proposals(args.data, args.limit)
     if args.baseline is not None and args.emit is None:

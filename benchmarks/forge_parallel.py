@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -324,32 +322,12 @@ def humaneval_proposals(data: Path | None, limit: int) -> tuple[Path, list[str]]
 def compare(args: argparse.Namespace, data: Path, names: list[str], chosen: list[str]) -> None:
     """The chosen configurations with the working tree and with `args.baseline`, alternating, `args.rounds` times
     each, on the same proposals; each run's verdicts and attempts against the first run's."""
-    baseline.require_namespaces()
-    commit, tree = baseline.extract(args.baseline)
-    head = baseline.head_label()
-    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
-    runs: list[tuple[str, int, dict[str, Any]]] = []
-    try:
-        for k in range(args.rounds):
-            order = [(commit, tree), (head, None)] if k % 2 == 0 else [(head, None), (commit, tree)]
-            for label, where in order:
-                print(f"round {k + 1}: {label} ...", flush=True)
-                out = outs / f"{k}-{'base' if where else 'head'}.json"
-                argv = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--limit",
-                        str(len(names)), "--configs", ",".join(chosen), "--latency", str(args.latency),
-                        "--emit", str(out)]
-                proc = subprocess.run(baseline.bound(where, argv) if where is not None else argv, check=False,
-                                      stdout=subprocess.DEVNULL)
-                if proc.returncode != 0 or not out.is_file():
-                    raise SystemExit(f"the {label} run failed (exit {proc.returncode})")
-                doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-                expected = commit if where is not None else baseline.WORKING_TREE
-                if doc["code"] != expected:
-                    raise SystemExit(f"the run forged with {doc['code']}, not {expected}: the figures are not its own")
-                runs.append((label, k + 1, doc))
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)
-        shutil.rmtree(outs, ignore_errors=True)
+    def child(out: Path) -> list[str]:
+        return [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--limit", str(len(names)),
+                "--configs", ",".join(chosen), "--latency", str(args.latency), "--emit", str(out)]
+
+    commit, head, alternated = baseline.alternate(args.baseline, args.rounds, child)
+    runs = [(run.label, run.round, run.doc) for run in alternated]
     first = runs[0][2]["results"]
     print(f"\n{'code':30} {'round':>5} {'config':>10} {'per min':>8} {'CPU s':>8} {'CPU/wall':>8} {'TRUSTED':>8} "
           f"{'attempts':>8} {'verdicts':>9}")
@@ -380,11 +358,7 @@ def main() -> None:
     parser.add_argument("--configs", default="sequential,2,4,8")
     parser.add_argument("--latency", type=float, default=5.0)
     parser.add_argument("--data", type=Path, default=None)
-    parser.add_argument("--baseline", metavar="REV", default=None,
-                        help="also run the configurations with REV's packages (as root), alternating with the "
-                             "working tree, and print both side by side")
-    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: runs of each side (default 2)")
-    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
+    baseline.add_arguments(parser, 2, "run the configurations")
     args = parser.parse_args()
     chosen = [c.strip() for c in args.configs.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in CONFIGS]

@@ -25,7 +25,6 @@ import json
 import multiprocessing
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -306,46 +305,22 @@ def report(r: dict[str, Any], skipped: dict[str, str]) -> None:
     print(_verdict_line(r))
 
 
-def _child(args: argparse.Namespace, data: Path, out: Path, tree: Path | None) -> dict[str, Any]:
-    argv = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--emit", str(out),
-            "--workers", str(args.workers), "--ledger-host", args.ledger_host, "--dagster-storage",
-            args.dagster_storage, *(["--skip-mutants"] if args.skip_mutants else [])]
-    if tree is not None:
-        argv = baseline.bound(tree, argv)
-    proc = subprocess.run(argv, check=False, stdout=subprocess.DEVNULL)
-    if proc.returncode != 0 or not out.is_file():
-        raise SystemExit(f"the {'baseline' if tree else 'working tree'} run failed (exit {proc.returncode})")
-    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return result
-
-
 def compare(args: argparse.Namespace, data: Path) -> None:
     """The working tree beside `args.baseline`, alternating, `args.rounds` times each, on the same proposals."""
-    baseline.require_namespaces()
-    commit, tree = baseline.extract(args.baseline)
-    head = baseline.head_label()
-    runs: list[tuple[str, bool, dict[str, Any]]] = []
-    outs = Path(tempfile.mkdtemp(prefix="kavi-baseline-runs-"))
-    try:
-        for k in range(args.rounds):
-            order = [(commit, tree), (head, None)] if k % 2 == 0 else [(head, None), (commit, tree)]
-            for label, where in order:
-                print(f"round {k + 1}: {label} ...", flush=True)
-                r = _child(args, data, outs / f"{k}-{'base' if where else 'head'}.json", where)
-                expected = commit if where is not None else baseline.WORKING_TREE
-                if r["code"] != expected:
-                    raise SystemExit(f"the run forged with {r['code']}, not {expected}: the figures are not its own")
-                runs.append((label, where is not None, r))
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)
-        shutil.rmtree(outs, ignore_errors=True)
+    def child(out: Path) -> list[str]:
+        return [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--emit", str(out),
+                "--workers", str(args.workers), "--ledger-host", args.ledger_host, "--dagster-storage",
+                args.dagster_storage, *(["--skip-mutants"] if args.skip_mutants else [])]
+
+    commit, _head, runs = baseline.alternate(args.baseline, args.rounds, child)
     print(f"\n{'code':30} {'round':>5} {'proposals/min':>14} {'mutants/min':>12} {'p50 verify s':>13}   verdicts")
-    for k, (label, _, r) in enumerate(runs):
+    for run in runs:
+        r = run.doc
         m_rate = len(r["mutant_names"]) / r["m_wall"] * 60 if r["m_wall"] else float("nan")
-        print(f"{label:30} {k // 2 + 1:5} {len(r['names']) / r['wall'] * 60:14.1f} {m_rate:12.1f} "
+        print(f"{run.label:30} {run.round:5} {len(r['names']) / r['wall'] * 60:14.1f} {m_rate:12.1f} "
               f"{statistics.median(r['verify_s']) if r['verify_s'] else 0:13.2f}   {_verdict_line(r)[10:]}")
-    base = [r for _, is_base, r in runs if is_base]
-    mine = [r for _, is_base, r in runs if not is_base]
+    base = [run.doc for run in runs if run.baseline]
+    mine = [run.doc for run in runs if not run.baseline]
     diffs = _verdict_differences(base, mine)
     print("\ngate results (every gate of every attempt, references and mutants): "
           + ("identical in every run" if not diffs else f"{len(diffs)} differ"))
@@ -393,11 +368,7 @@ def main() -> None:
     parser.add_argument("--dagster-storage", choices=["kavi", "dagster"], default="kavi",
                         help="kavi: the home's dagster.yaml as kavi writes it (default); dagster: Dagster's own "
                              "SQLite storage and run launcher instead of kavi_assets/launcher's")
-    parser.add_argument("--baseline", metavar="REV", default=None,
-                        help="also forge with REV's packages (as root), alternating with the working tree, and "
-                             "print both side by side with every gate result compared")
-    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: runs of each side (default 2)")
-    parser.add_argument("--emit", type=Path, default=None, help=argparse.SUPPRESS)  # a --baseline run's child
+    baseline.add_arguments(parser, 2, "forge the same proposals (every gate result compared)")
     args = parser.parse_args()
     os.environ["KAVI_RECORDED_SPEED"] = "0"
     data = args.data

@@ -92,24 +92,34 @@ def _startup(runs: int) -> tuple[float, float]:
 
 # -- CPU per sandboxed job --------------------------------------------------------------------------------------
 
+def _module(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """(the module a `python -m` job runs, its arguments): through the gate jobs' launcher (`-m kavi.sandbox.launch
+    PRELOAD MODULE ...`) or directly; (None, []) for anything else."""
+    if list(argv[1:3]) == ["-m", "kavi.sandbox.launch"] and len(argv) > 4:
+        return argv[4], list(argv[5:])
+    if len(argv) > 2 and argv[1] == "-m":
+        return argv[2], list(argv[3:])
+    return None, []
+
+
 def job_kind(argv: Sequence[str], cwd: Path) -> str:
     """Which gate job a sandboxed command line is (the acceptance runner runs for both the acceptance gate and the
     independent implementation: told apart by the directory run_gates gives each)."""
     if ACCEPTANCE_RUNNER in argv:
         return "independent" if "independent" in cwd.parts else "acceptance"
-    if list(argv[1:3]) == ["-m", "pytest"]:
-        return "pytest"
-    if list(argv[1:3]) == ["-m", "mypy"]:
-        return "mypy"
+    module, _args = _module(argv)
+    if module in ("pytest", "mypy"):
+        return module
     return "ruff" if "ruff" in " ".join(argv[:3]) else "other"
 
 
 def baseline_argv(argv: Sequence[str]) -> list[str]:
     """The command line as it was before the start-up cuts (see BASELINE_ACCEPTANCE)."""
-    if list(argv[1:3]) == ["-m", ACCEPTANCE_RUNNER]:
-        return [argv[0], "-c", BASELINE_ACCEPTANCE, *argv[3:]]
-    if list(argv[1:3]) == ["-m", "pytest"]:
-        return [argv[0], "-c", BASELINE_PYTEST, *argv[3:]]
+    module, args = _module(argv)
+    if module == ACCEPTANCE_RUNNER:
+        return [argv[0], "-c", BASELINE_ACCEPTANCE, *args]
+    if module == "pytest":
+        return [argv[0], "-c", BASELINE_PYTEST, *args]
     return list(argv)
 
 
@@ -301,7 +311,7 @@ def main() -> None:
         try:
             warm_gates, warm_total = _verify(names, args.runs, Path(cache))
         finally:
-            jail.probe = real_probe  # type: ignore[assignment]
+            jail.probe = real_probe
             if opted is None:
                 os.environ.pop("KAVI_WARM_RUNNER", None)
             else:

@@ -438,3 +438,19 @@ def run_writers(path: Path, writers: int, units: int) -> list[dict[str, Any]]:
         assert "lock" not in err.lower(), err
         stats.append(json.loads(out))
     return stats
+
+
+def require_gate_sandbox() -> None:
+    """Skip the calling test where bubblewrap cannot build the gate sandbox; fail it where the sandbox is required
+    (KAVI_REQUIRE_SANDBOX=1, as CI sets it)."""
+    import os
+
+    import pytest
+
+    from kavi.sandbox import jail
+
+    problem = jail.probe()
+    if problem is not None:
+        if os.environ.get("KAVI_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"the gate sandbox is required here but unavailable: {problem}")
+        pytest.skip(f"the gate sandbox is unavailable here: {problem}")

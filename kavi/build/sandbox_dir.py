@@ -19,14 +19,17 @@ def create_sandbox(root: Path, build_id: str) -> Path:
     return path
 
 
-def write_files(base: Path, files: Mapping[str, bytes]) -> None:
-    """Write allowlisted files under `base`; O_EXCL|O_NOFOLLOW so nothing pre-existing or linked is touched."""
+def write_files(base: Path, files: Mapping[str, bytes], *, in_place: bool = False) -> None:
+    """Write allowlisted files under `base`; O_EXCL|O_NOFOLLOW so nothing pre-existing or linked is touched.
+    `in_place`: a file already there (not a link) is truncated and written, keeping its inode (the placeholders a
+    held gate job's sandbox bound, kavi.sandbox.held)."""
+    exclusive = os.O_TRUNC if in_place else os.O_EXCL
     for rel, data in files.items():
         target = base / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.parent.is_symlink() or not target.parent.resolve().is_relative_to(base.resolve()):
             raise PermissionError(f"refusing to write {rel}: its directory leaves the sandbox")
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | exclusive | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, data)
         finally:

@@ -84,7 +84,8 @@ def _copy(work_root: Path, name: str, files: Mapping[str, bytes]) -> Path:
     with the folder, and a held scratch job with these files' inodes."""
     target = work_root / name
     if held.holds(target):
-        held.fill(target, files)
+        write_files(target, files, in_place=True)
+        held.hand_over(target)
         return target
     if target.exists():
         shutil.rmtree(target)

@@ -168,8 +168,9 @@ def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: flo
     t0 = time.monotonic()
     shape = pytest_job(work, name, limits, files)
     ahead = held.take(shape)
-    res: SandboxResult = ahead.run(job) if ahead is not None else run_warm(
-        list(shape.argv), cwd=work, limits=limits, env_extra=ENV, stdin=job, scratch=True)
+    res: SandboxResult | None = ahead.run(job) if ahead is not None else None
+    if res is None:
+        res = run_warm(list(shape.argv), cwd=work, limits=limits, env_extra=ENV, stdin=job, scratch=True)
     duration = time.monotonic() - t0
     details: dict[str, Any] = {"returncode": res.returncode, "isolation": res.isolation, "timed_out": res.timed_out,
                                "sandbox_started": res.started}

@@ -166,10 +166,11 @@ def _run_mypy(work: Path, skill_rel: str, cache: Path, limits: Limits) -> Sandbo
     """The job held for this check when there is one, else a fresh one."""
     job = mypy_job(work, skill_rel, cache, limits)
     ahead = held.take(job)
-    if ahead is not None:
-        return ahead.run(MYPY_GO)
-    return run_warm(list(job.argv), cwd=work, limits=limits, env_extra=dict(job.env_extra), rw=job.rw,
-                    stdin=MYPY_GO)
+    res = ahead.run(MYPY_GO) if ahead is not None else None
+    if res is None:  # none held, or its process ended before the job came
+        res = run_warm(list(job.argv), cwd=work, limits=limits, env_extra=dict(job.env_extra), rw=job.rw,
+                       stdin=MYPY_GO)
+    return res
 
 
 def _own_cache(work: Path) -> Path:

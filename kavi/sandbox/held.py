@@ -11,7 +11,6 @@ with an empty job, on which the launcher exits without running anything.
 Where the gate sandbox cannot be built here, nothing is held (the warm runner's jobs start in milliseconds).
 """
 
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -75,15 +74,17 @@ class HeldJob:
         """Its process is gone before its job came (it could not start, or was killed): not to be taken."""
         return self._result.done()
 
-    def run(self, stdin: bytes) -> SandboxResult:
-        """Release the job with `stdin` and wait for its end (once; a second call raises)."""
+    def run(self, stdin: bytes) -> SandboxResult | None:
+        """Release the job with `stdin` and wait for its end (once; a second call raises). None when the process had
+        ended before the release (killed while it waited): it never saw the job, which must start afresh."""
         with self._lock:
             if self._taken:
                 raise RuntimeError("a held job runs once")
             self._taken = True
         self._stdin = stdin
         self._go.set()
-        return self._result.result()
+        res = self._result.result()
+        return None if res.ended_before_release else res
 
     def ended_with(self, timeout: float) -> SandboxResult:
         """What its process ended with, once it has (a released or discarded job), waiting at most `timeout` s."""
@@ -134,19 +135,9 @@ def take(job: JobShape) -> HeldJob | None:
     return held
 
 
-def fill(cwd: Path, files: Mapping[str, bytes]) -> None:
-    """Write a held job's files into its folder in place: a scratch job's placeholders keep their inodes (its
-    sandbox binds them), and every file goes to the user the job runs as, as `run_sandboxed` hands a folder over."""
-    for rel, data in files.items():
-        target = cwd / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.parent.is_symlink() or not target.parent.resolve().is_relative_to(cwd.resolve()):
-            raise PermissionError(f"refusing to write {rel}: its directory leaves the job's folder")
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+def hand_over(cwd: Path) -> None:
+    """Give the files written into a held job's folder to the user the job runs as, as `run_sandboxed` hands a
+    folder over when it starts a job (the held job's start came before them)."""
     jail.hand_over([cwd], jail.job_owner())
 
 

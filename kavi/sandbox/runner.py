@@ -48,6 +48,8 @@ class SandboxResult:
     # True once the sandbox was built and the command about to start (a marker written before the exec, so
     # nothing the command does can unsay it); False when the sandbox never got that far; None where unknown.
     started: bool | None = None
+    # With hold_stdin: the command had already ended when its stdin was released (it never saw its job).
+    ended_before_release: bool = False
 
 
 @functools.cache
@@ -415,10 +417,12 @@ def run_sandboxed(
                    threading.Thread(target=_drain, args=(proc.stderr, errbuf), daemon=True)]
         for t in threads:
             t.start()
+        ended_early = False
         if hold_stdin is not None:
             held = hold_stdin()
             if isinstance(held, bytes):
                 stdin = held
+            ended_early = proc.poll() is not None
             t0 = time.monotonic()
         if stdin is not None and proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError):
@@ -450,6 +454,7 @@ def run_sandboxed(
         killed_by_signal=-rc if rc is not None and rc < 0 else None,
         isolation=prep.isolation,
         started=started,
+        ended_before_release=ended_early,
     )
 
 

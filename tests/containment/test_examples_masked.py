@@ -1,7 +1,6 @@
 """The example proposals and their recorded answers are package data of the core: a gate job never sees them."""
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import kavi
 from kavi.sandbox import jail
 from kavi.sandbox.runner import Limits
 from kavi.sandbox.warm import run_warm
+from tests.factories import require_gate_sandbox
 
 pytestmark = pytest.mark.containment
 
@@ -28,11 +28,7 @@ print("KAVI-PROBE:" + json.dumps(out))
 
 
 def test_a_gate_job_sees_neither_the_example_proposals_nor_their_answers(tmp_path: Path) -> None:
-    problem = jail.probe()
-    if problem is not None:
-        if os.environ.get("KAVI_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the gate sandbox is required here but unavailable: {problem}")
-        pytest.skip(f"the gate sandbox is unavailable here: {problem}")
+    require_gate_sandbox()
     holdout_file = EXAMPLES / "proposals" / "word_count.yaml"
     answer_file = EXAMPLES / "answers" / "word_count" / "1" / "skill.py"
     assert EXAMPLES in jail.hidden_package_dirs()

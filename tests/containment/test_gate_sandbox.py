@@ -25,7 +25,7 @@ from kavi.proposals.model import parse_proposal
 from kavi.sandbox import jail
 from kavi.sandbox.runner import Limits, SandboxResult
 from kavi.sandbox.warm import run_warm
-from tests.factories import warm_mypy_cache_root
+from tests.factories import require_gate_sandbox, warm_mypy_cache_root
 
 pytestmark = pytest.mark.containment
 
@@ -47,11 +47,7 @@ PRIVATE = {"write_tmp", "write_shm"}
 
 @pytest.fixture(autouse=True, scope="module")
 def _sandbox_required() -> None:
-    problem = jail.probe()
-    if problem is not None:
-        if os.environ.get("KAVI_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the gate sandbox is required here but unavailable: {problem}")
-        pytest.skip(f"the gate sandbox is unavailable here: {problem}")
+    require_gate_sandbox()
 
 
 @dataclass

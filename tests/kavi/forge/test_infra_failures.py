@@ -99,19 +99,30 @@ def _outcomes(ctx: ForgeContext) -> list[dict[str, Any]]:
 
 
 def _missing_ruff(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The gate tool `fault["tool"]` (ruff, or mypy) is gone: exit 127 from the launcher. "" ends the fault."""
+    """The gate tool `fault["tool"]` (ruff, or mypy) is gone: exit 127 from the launcher, for a job started with the
+    verification and for one started ahead of it (kavi.sandbox.held). "" ends the fault."""
     import kavi.gates.tools as tools
-    from kavi.sandbox.warm import run_warm as real
+    from kavi.sandbox import held
+    from kavi.sandbox.runner import run_sandboxed
+    from kavi.sandbox.warm import run_warm
     fault = {"tool": "ruff"}
 
-    def run(argv: list[str], **kwargs: Any) -> SandboxResult:
+    def missing(argv: list[str]) -> SandboxResult | None:
         tool = fault["tool"]
-        if tool and (tool in Path(argv[0]).name or argv[1:3] == ["-m", tool]):
+        launched = argv[1:3] == ["-m", "kavi.sandbox.launch"] and argv[4:5] == [tool]
+        if tool and (tool in Path(argv[0]).name or argv[1:3] == ["-m", tool] or launched):
             return SandboxResult(127, "", f"prlimit: failed to execute {tool}: No such file or directory", 0.01,
                                  False, None, {})
-        return real(argv, **kwargs)
+        return None
 
-    monkeypatch.setattr(tools, "run_warm", run)
+    def fresh(argv: list[str], **kwargs: Any) -> SandboxResult:
+        return missing(argv) or run_warm(argv, **kwargs)
+
+    def ahead(argv: list[str], **kwargs: Any) -> SandboxResult:
+        return missing(argv) or run_sandboxed(argv, **kwargs)
+
+    monkeypatch.setattr(tools, "run_warm", fresh)
+    monkeypatch.setattr(held, "run_sandboxed", ahead)
     return fault
 
 

@@ -16,9 +16,9 @@ from kavi.home import KaviHome
 from kavi.lifecycle import FailureKind, ProposalStatus
 from kavi.proposals.model import load_proposal
 from kavi.routing.thompson import NoModelAvailable
-from kavi.sandbox import held, jail
+from kavi.sandbox import held
 from resources.llm import LLMResource
-from tests.factories import REPO, warm_mypy_cache_root
+from tests.factories import REPO, require_gate_sandbox, warm_mypy_cache_root
 
 EXAMPLES = REPO / "kavi" / "examples" / "proposals"
 
@@ -61,8 +61,7 @@ def test_ruff_failure_then_fixed_with_facts_in_the_next_packet(kavi_home: KaviHo
 def test_the_build_starts_its_gate_jobs_ahead_and_the_verification_runs_them(kavi_home: KaviHome) -> None:
     """While the build waits for its model, its pytest and mypy jobs start (their sandboxes built, their tools
     imported) in the build's sandbox folder; the verification writes the files into it and runs those jobs."""
-    if jail.probe() is not None:
-        pytest.skip(f"the gate sandbox is unavailable here: {jail.probe()}")
+    require_gate_sandbox()
     ctx = _ctx(kavi_home, ["recorded-coder-a"])
     _propose(ctx, "word_count")
     prepare_packet(ctx, "word_count", run_id=None)

@@ -1,7 +1,6 @@
 """A build's pytest and mypy jobs started ahead of its verification (kavi.gates.runner.hold_gate_jobs) give the
 verdicts a verification without them gives, passing and failing, and the verification takes them."""
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,8 +9,8 @@ import pytest
 
 from kavi.gates.runner import GateConfig, hold_gate_jobs, run_gates
 from kavi.proposals.model import Proposal, parse_proposal
-from kavi.sandbox import held, jail
-from tests.factories import REPO, warm_mypy_cache_root
+from kavi.sandbox import held
+from tests.factories import REPO, require_gate_sandbox, warm_mypy_cache_root
 
 ANSWERS = REPO / "kavi" / "examples" / "answers"
 SKILL = (ANSWERS / "word_count" / "1" / "skill.py").read_text()
@@ -33,11 +32,7 @@ def proposal(word_count_spec: Callable[..., dict[str, Any]]) -> Proposal:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_held_jobs_give_the_verdicts_of_fresh_ones(tmp_path: Path, proposal: Proposal, case: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    problem = jail.probe()
-    if problem is not None:
-        if os.environ.get("KAVI_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the gate sandbox is required here but unavailable: {problem}")
-        pytest.skip(f"the gate sandbox is unavailable here: {problem}")
+    require_gate_sandbox()
     skill, tests = CASES[case]
     files = {"skills/word_count.py": skill.encode(), "tests/test_skill_word_count.py": tests.encode()}
     config = GateConfig(wall_s=60, mypy_cache_root=warm_mypy_cache_root(tmp_path / "mypy"))

@@ -2,7 +2,6 @@
 written in place after its sandbox was built, its wall timeout counted from the release, used once, and released
 with nothing run when no verification takes it; the launcher every gate job starts with."""
 
-import os
 import subprocess
 import sys
 import time
@@ -10,20 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from kavi.sandbox import held, jail
+from kavi.build.sandbox_dir import write_files
+from kavi.sandbox import held
 from kavi.sandbox.launch import NOT_RELEASED, USAGE
 from kavi.sandbox.runner import Limits, run_sandboxed
+from tests.factories import require_gate_sandbox
 
 ECHO = "import sys; data = sys.stdin.read(); print(open('skills/s.py').read() + '|' + data)"
 
 
 @pytest.fixture
 def _sandbox() -> None:
-    problem = jail.probe()
-    if problem is not None:
-        if os.environ.get("KAVI_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the gate sandbox is required here but unavailable: {problem}")
-        pytest.skip(f"the gate sandbox is unavailable here: {problem}")
+    require_gate_sandbox()
 
 
 def _launch() -> list[str]:
@@ -60,7 +57,8 @@ def test_a_held_job_gives_what_a_fresh_one_gives_with_its_files_written_after_th
     assert held.hold(job) is not None
     assert held.holds(work) and held.hold(job) is None  # one job per folder
     time.sleep(0.5)  # the sandbox is built and its interpreter waits, before the job's bytes exist
-    held.fill(work, {"skills/s.py": b"the skill"})
+    write_files(work, {"skills/s.py": b"the skill"}, in_place=True)
+    held.hand_over(work)
     ahead = held.take(job)
     assert ahead is not None and not held.holds(work)
     res = ahead.run(b"the job")
@@ -82,7 +80,8 @@ def test_the_wall_timeout_counts_from_the_release(tmp_path: Path) -> None:
     job = held.shape(_launch(), cwd=work, limits=Limits(wall_s=2), scratch=True, files=["skills/s.py"])
     assert held.hold(job) is not None
     time.sleep(2.5)
-    held.fill(work, {"skills/s.py": b"0.1"})
+    write_files(work, {"skills/s.py": b"0.1"}, in_place=True)
+    held.hand_over(work)
     ahead = held.take(job)
     assert ahead is not None
     res = ahead.run(b"go")
@@ -90,7 +89,8 @@ def test_the_wall_timeout_counts_from_the_release(tmp_path: Path) -> None:
     work2 = _folder(tmp_path / "second", code)
     job2 = held.shape(_launch(), cwd=work2, limits=Limits(wall_s=1), scratch=True, files=["skills/s.py"])
     assert held.hold(job2) is not None
-    held.fill(work2, {"skills/s.py": b"30"})
+    write_files(work2, {"skills/s.py": b"30"}, in_place=True)
+    held.hand_over(work2)
     ahead2 = held.take(job2)
     assert ahead2 is not None
     assert ahead2.run(b"go").timed_out
@@ -112,3 +112,22 @@ def test_a_job_of_another_shape_is_not_served_and_one_not_taken_runs_nothing(tmp
     for job, folder in ((first, work), (second, work2)):
         assert job.ended_with(30).returncode == NOT_RELEASED
         assert not (folder / "ran").exists()
+
+
+def test_a_held_job_whose_process_ended_before_its_job_came_is_not_run(tmp_path: Path) -> None:
+    """Killed while it waited (here: its preload exits), it never saw a job: its run gives nothing, and the caller
+    starts the job afresh, rather than judging a process that was gone."""
+    require_gate_sandbox()
+    work = _folder(tmp_path, "print('ran')\n")
+    (work / "boom.py").write_text("open('booted', 'w').write('x')\nimport os\nos._exit(9)\n")
+    ahead = held.hold(held.shape([sys.executable, "-m", "kavi.sandbox.launch", "boom", "job_main"], cwd=work,
+                                 limits=Limits(wall_s=30)))
+    assert ahead is not None
+    for _ in range(300):  # its preload ran (and exits right after)
+        if (work / "booted").exists():
+            break
+        time.sleep(0.05)
+    time.sleep(1.0)
+    taken = held.take(ahead.job)
+    assert taken is ahead
+    assert taken.run(b"go") is None
