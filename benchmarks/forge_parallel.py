@@ -344,12 +344,19 @@ def compare(args: argparse.Namespace, data: Path, names: list[str], chosen: list
             print(f"{label:30} {k:5} {name:>10} {rate:8.1f} {r['cpu_s']:8.1f} {r['cpu_s'] / r['elapsed_s']:8.2f} "
                   f"{trusted:8} {sum(r['attempts'].values()):8} {'same' if same else 'DIFFER':>9}"
                   + ("" if r["verify_ok"] else "  kavi verify FAILED"))
+    # Each proposal whose verdict or attempt count is not the same in every run, run by run (in the order above).
+    unsettled = sorted(n for n in names if len({(doc["results"][c]["verdicts"].get(n), doc["results"][c]["attempts"]
+                                                 .get(n)) for _l, _k, doc in runs for c in doc["results"]}) > 1)
+    for n in unsettled:
+        seen = [f"{doc['results'][c]['verdicts'].get(n)} in {doc['results'][c]['attempts'].get(n)}"
+                for _l, _k, doc in runs for c in doc["results"]]
+        print(f"  {n}: " + " / ".join(seen))
     shown = "8" if "8" in chosen else chosen[-1]
     mine = statistics.median(rates[(True, shown)])
     theirs = statistics.median(rates[(False, shown)])
     print(f"\nparallel baseline: {shown} runs {mine:.1f} proposals/min vs {theirs:.1f} at {commit} (median of "
           f"{args.rounds} round(s), {args.latency:.1f} s model latency); verdicts and attempts "
-          f"{'DIFFER' if differ else 'the same in every run'}")
+          f"{f'DIFFER on {len(unsettled)} proposal(s)' if differ else 'the same in every run'}")
 
 
 def main() -> None:
