@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,9 @@ from typing import Any
 import yaml
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import datasets  # noqa: E402  (benchmarks/datasets.py)
 
 
 @dataclass
@@ -194,14 +196,7 @@ def main() -> None:
     parser.add_argument("--mutants-only", action="store_true", help="only the mutants without an independent")
     args = parser.parse_args()
     os.environ.setdefault("KAVI_HOME", tempfile.mkdtemp(prefix="kavi-adequacy-home-"))
-    data = args.data
-    if data is None:
-        data = Path(tempfile.mkdtemp(prefix="kavi-datasets-"))
-        print(f"converting {args.dataset} (limit {args.limit}) into proposals and cassettes in {data} ...")
-        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
-                               args.dataset, "--limit", str(args.limit)], check=False, stdout=subprocess.DEVNULL)
-        if conv.returncode != 0:
-            raise SystemExit(conv.returncode)
+    data = datasets.converted(args.data, args.dataset, args.limit)
     from kavi.gates.tools import warm_mypy_cache
     from kavi.sandbox.runner import Limits
 

@@ -557,6 +557,20 @@ def build_problem(p: Problem, out: Path, tmp: Path) -> tuple[Built | None, str]:
     return Built(p, proposal, ref_skill, mutant_kind), ""
 
 
+def converted(data: Path | None, dataset: str, limit: int) -> Path:
+    """`data` when given (a folder this script wrote before), else a fresh folder this script writes now, in a
+    process of its own, with `dataset`'s first `limit` problems; exits with its status when the conversion fails."""
+    if data is not None:
+        return data
+    data = Path(tempfile.mkdtemp(prefix="kavi-datasets-"))
+    print(f"converting {dataset} (limit {limit}) into proposals and cassettes in {data} ...", flush=True)
+    conv = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--out", str(data), "--dataset", dataset,
+                           "--limit", str(limit)], check=False, stdout=subprocess.DEVNULL)
+    if conv.returncode != 0:
+        raise SystemExit(conv.returncode)  # this script said why on stderr
+    return data
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)

@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import baseline  # noqa: E402  (benchmarks/baseline.py)
+import datasets  # noqa: E402  (benchmarks/datasets.py)
 
 
 @dataclass
@@ -310,12 +311,7 @@ def breakdown(s: Setup) -> list[tuple[str, list[float]]]:
 def humaneval_proposals(data: Path | None, limit: int) -> tuple[Path, list[str]]:
     """A datasets.py output (written now into a fresh folder unless `data` names one) and its first `limit`
     HumanEval proposals' names."""
-    if data is None:
-        data = Path(tempfile.mkdtemp(prefix="kavi-parallel-data-"))
-        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
-                               "humaneval", "--limit", str(limit + 10)], check=False, stdout=subprocess.DEVNULL)
-        if conv.returncode != 0:
-            raise SystemExit(conv.returncode)
+    data = datasets.converted(data, "humaneval", limit + 10)
     return data, sorted(p.stem for p in (data / "proposals").glob("*.json"))[:limit]
 
 

@@ -26,7 +26,6 @@ import multiprocessing
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import baseline  # noqa: E402  (benchmarks/baseline.py)
+import datasets  # noqa: E402  (benchmarks/datasets.py)
 
 
 def _worker(args: tuple[str, str, str, list[str], bool]) -> list[tuple[str, float]]:
@@ -371,14 +371,7 @@ def main() -> None:
     baseline.add_arguments(parser, 2, "forge the same proposals (every gate result compared)")
     args = parser.parse_args()
     os.environ["KAVI_RECORDED_SPEED"] = "0"
-    data = args.data
-    if data is None:
-        data = Path(tempfile.mkdtemp(prefix="kavi-datasets-"))
-        print(f"converting {args.dataset} (limit {args.limit}) into proposals and cassettes in {data} ...")
-        conv = subprocess.run([sys.executable, str(HERE / "datasets.py"), "--out", str(data), "--dataset",
-                               args.dataset, "--limit", str(args.limit)], check=False, stdout=subprocess.DEVNULL)
-        if conv.returncode != 0:
-            raise SystemExit(conv.returncode)  # datasets.py said why on stderr
+    data = datasets.converted(args.data, args.dataset, args.limit)
     skipped = json.loads((data / "skipped.json").read_text()) if (data / "skipped.json").exists() else {}
     print(f"recorded model, KAVI_RECORDED_SPEED=0 (no replayed latency); {os.cpu_count()} CPUs; "
           f"load average before: {os.getloadavg()[0]:.2f}", flush=True)

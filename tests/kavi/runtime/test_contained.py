@@ -217,7 +217,9 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
                     idle.setdefault(pid, []).append(in_idle)
 
     def watch() -> None:
-        while not done.is_set():
+        # Until the forge starts killing the call's worker (at its deadline): what a dying process shows on its way
+        # out (a killed worker given little CPU in its idle group can take a while to go) is not its state.
+        while not done.is_set() and not killing.is_set():
             sample()
             time.sleep(0.02)
 
@@ -238,6 +240,16 @@ def test_a_long_call_yields_the_cpu_to_shorter_ones(runner: SkillRunner, probe: 
         return lower(self, niceness)
 
     monkeypatch.setattr(SandboxedProcess, "lower_priority", sampled_first)
+    killing = threading.Event()
+    kill = SandboxedProcess.kill
+
+    def noted_kill(self: SandboxedProcess, *, wait: bool = True) -> None:
+        if lowered and any(_descends_from(pid, self.proc.pid) for pid in lowered):
+            with lock:  # no sample is half taken when the kill begins
+                killing.set()
+        kill(self, wait=wait)
+
+    monkeypatch.setattr(SandboxedProcess, "kill", noted_kill)
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
