@@ -106,6 +106,11 @@ def prepare_verification(ctx: ForgeContext, name: str, build: BuildRow, row: Pro
     return log + _start_evidence(ctx, name, build, row)
 
 
+def _gate_config(ctx: ForgeContext) -> GateConfig:
+    """What the held jobs and the verification's own jobs are built from (the verification adds the rest)."""
+    return GateConfig(wall_s=ctx.settings.gate_wall_s, mypy_cache_root=_mypy_cache_root(ctx))
+
+
 def gates_root(ctx: ForgeContext, build_id: str) -> Path:
     """Where a build's gates run: its sandbox's `gates` folder."""
     return ctx.home.sandboxes_dir / build_id / "gates"
@@ -122,8 +127,7 @@ def hold_gates(ctx: ForgeContext, name: str, build: BuildRow) -> tuple[Path | No
     except Exception as err:  # the build makes it itself, and says what is wrong
         return None, [f"gate jobs not started ahead ({type(err).__name__}): the verification starts them"]
     try:
-        started = hold_gate_jobs(gates_root(ctx, build.build_id), name,
-                                 GateConfig(wall_s=ctx.settings.gate_wall_s, mypy_cache_root=_mypy_cache_root(ctx)))
+        started = hold_gate_jobs(gates_root(ctx, build.build_id), name, _gate_config(ctx))
     except Exception as err:
         release_gate_jobs(sandbox)
         shutil.rmtree(sandbox, ignore_errors=True)
@@ -213,10 +217,9 @@ def verify(ctx: ForgeContext, name: str, run_id: str | None, build_id: str | Non
     evidence_config = EvidenceConfig(enabled=runs, skipped_reason="" if runs else why,
                                      max_cases=ctx.settings.evidence_max_cases,
                                      time_budget_s=ctx.settings.evidence_time_budget_s)
-    config = GateConfig(
-        wall_s=ctx.settings.gate_wall_s,
+    config = dataclasses.replace(
+        _gate_config(ctx),
         coverage_min=ctx.settings.coverage_min,
-        mypy_cache_root=_mypy_cache_root(ctx),
         policy_path=judging_policy_path(ctx.settings, ctx.home),
         evidence=evidence_config,
         resource=ResourceConfig(ctx.settings.resource_deadline_s, ctx.settings.resource_budget_s),

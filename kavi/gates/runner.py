@@ -116,10 +116,10 @@ def hold_gate_jobs(work_root: Path, name: str, config: GateConfig) -> list[str]:
     limits = gate_limits(config)
     skill_rel, test_rel = skill_path(name), test_path(name)
     started = []
-    if hold_pytest(work_root / "pytest", name, (skill_rel, test_rel), limits):
+    if hold_pytest(_fresh(work_root / "pytest"), name, (skill_rel, test_rel), limits):
         started.append("pytest")
-    if config.mypy_cache_root is not None and hold_mypy(work_root / "static", skill_rel, config.mypy_cache_root,
-                                                        limits):
+    if config.mypy_cache_root is not None and hold_mypy(_fresh(work_root / "static"), skill_rel,
+                                                        config.mypy_cache_root, limits):
         started.append("mypy")
     return started
 

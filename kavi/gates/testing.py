@@ -12,7 +12,6 @@ import ast
 import hashlib
 import json
 import secrets
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -22,8 +21,7 @@ from typing import Any
 from kavi.gates.pytest_result import RESULT_PREFIX
 from kavi.lifecycle import Verdict
 from kavi.sandbox import held
-from kavi.sandbox.runner import Limits, SandboxResult, read_job_file
-from kavi.sandbox.warm import run_warm
+from kavi.sandbox.runner import Limits, read_job_file
 from kavi.verdicts import GATE_COVERAGE, GATE_PYTEST, GateResult
 
 PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
@@ -141,13 +139,9 @@ def pytest_job(work: Path, name: str, limits: Limits, files: Sequence[str]) -> h
 
 
 def hold_pytest(work: Path, name: str, files: Sequence[str], limits: Limits) -> bool:
-    """Start the pytest job of `name`'s build ahead of it (kavi.sandbox.held), in `work` (made fresh) with empty
-    files at `files` (the build's relative paths): the verification writes the build's bytes into them in place."""
-    if not held.can_hold():
-        return False
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    """Start the pytest job of `name`'s build ahead of it (kavi.sandbox.held), in `work` (a fresh, empty folder) with
+    empty files at `files` (the build's relative paths): the verification writes the build's bytes into them in
+    place."""
     for rel in files:
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_bytes(b"")
@@ -166,11 +160,7 @@ def pytest_and_coverage(work: Path, name: str, limits: Limits, coverage_min: flo
     nonce = secrets.token_hex(16)
     job = json.dumps({"nonce": nonce, "skill": skill_rel}).encode()
     t0 = time.monotonic()
-    shape = pytest_job(work, name, limits, files)
-    ahead = held.take(shape)
-    res: SandboxResult | None = ahead.run(job) if ahead is not None else None
-    if res is None:
-        res = run_warm(list(shape.argv), cwd=work, limits=limits, env_extra=ENV, stdin=job, scratch=True)
+    res = held.run_job(pytest_job(work, name, limits, files), job)
     duration = time.monotonic() - t0
     details: dict[str, Any] = {"returncode": res.returncode, "isolation": res.isolation, "timed_out": res.timed_out,
                                "sandbox_started": res.started}

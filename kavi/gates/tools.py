@@ -1,12 +1,13 @@
 """The static tool gates: one ruff call over both files, and mypy --strict on the skill with a shared cache."""
 
+import contextlib
 import fcntl
 import functools
 import json
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import kavi
@@ -163,39 +164,36 @@ def mypy_job(work: Path, skill_rel: str, cache: Path, limits: Limits) -> held.Jo
 
 
 def _run_mypy(work: Path, skill_rel: str, cache: Path, limits: Limits) -> SandboxResult:
-    """The job held for this check when there is one, else a fresh one."""
-    job = mypy_job(work, skill_rel, cache, limits)
-    ahead = held.take(job)
-    res = ahead.run(MYPY_GO) if ahead is not None else None
-    if res is None:  # none held, or its process ended before the job came
-        res = run_warm(list(job.argv), cwd=work, limits=limits, env_extra=dict(job.env_extra), rw=job.rw,
-                       stdin=MYPY_GO)
-    return res
+    return held.run_job(mypy_job(work, skill_rel, cache, limits), MYPY_GO)
 
 
 def _own_cache(work: Path) -> Path:
     return work.parent / f"{work.name}.mypy-cache"
 
 
-def _copy_cache(cache: Path, own: Path) -> None:
-    """A private copy of the warm cache, taken under the cache's lock."""
+@contextlib.contextmanager
+def _cache_locked(cache: Path) -> Iterator[None]:
+    """mypy's cache, held by this check alone (its lock file beside it)."""
     with (cache.parent / f"{cache.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        shutil.rmtree(own, ignore_errors=True)
-        shutil.copytree(cache, own)
+        yield
+
+
+def _private_copy(cache: Path, own: Path) -> None:
+    """A copy of the warm cache for one check (the caller holds the cache's lock)."""
+    shutil.rmtree(own, ignore_errors=True)
+    shutil.copytree(cache, own)
 
 
 def hold_mypy(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> bool:
-    """Start the mypy job of a build ahead of it (kavi.sandbox.held) in `work` (the static gates' folder, made fresh;
-    the verification writes the build's files into it), on its private copy of the warm cache; False while the
-    cache is not warm yet (the job then runs as without holding)."""
-    if not held.can_hold() or not mypy_cache_warm(cache_root):
+    """Start the mypy job of a build ahead of it (kavi.sandbox.held) in `work` (the static gates' folder, fresh and
+    empty; the verification writes the build's files into it), on its private copy of the warm cache; False while
+    the cache is not warm yet (the job then runs as without holding)."""
+    if not mypy_cache_warm(cache_root):
         return False
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    own = _own_cache(work)
-    _copy_cache(mypy_cache_dir(cache_root), own)
+    cache, own = mypy_cache_dir(cache_root), _own_cache(work)
+    with _cache_locked(cache):
+        _private_copy(cache, own)
     if held.hold(mypy_job(work, skill_rel, own, limits)) is not None:
         return True
     shutil.rmtree(own, ignore_errors=True)
@@ -211,23 +209,18 @@ def mypy_gate(work: Path, skill_rel: str, cache_root: Path, limits: Limits) -> G
     cache.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     own = _own_cache(work)
-    if held.holds(work) and mypy_cache_warm(cache_root):
+    res: SandboxResult | None = None
+    if not (held.holds(work) and mypy_cache_warm(cache_root)):  # else the held job's copy was taken already
+        with _cache_locked(cache):
+            if not mypy_cache_warm(cache_root):
+                res = _run_mypy(work, skill_rel, cache, limits)
+            else:
+                _private_copy(cache, own)
+    if res is None:
         try:
             res = _run_mypy(work, skill_rel, own, limits)
         finally:
             shutil.rmtree(own, ignore_errors=True)
-    else:
-        with (cache.parent / f"{cache.name}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            warm = mypy_cache_warm(cache_root)
-            if not warm:
-                res = _run_mypy(work, skill_rel, cache, limits)
-        if warm:
-            try:
-                _copy_cache(cache, own)
-                res = _run_mypy(work, skill_rel, own, limits)
-            finally:
-                shutil.rmtree(own, ignore_errors=True)
     duration = time.monotonic() - t0
     lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ": error:" in ln]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kavi.sandbox import jail
 from kavi.sandbox.runner import Limits, SandboxResult, run_sandboxed
+from kavi.sandbox.warm import run_warm
 
 HELD_INTERPRETER = ("active: a fresh interpreter in a sandbox built for this job alone, started ahead of its job "
                     "(the tool imported while the build waited for its model; the job and its files came after)")
@@ -133,6 +134,16 @@ def take(job: JobShape) -> HeldJob | None:
         held.discard()
         return None
     return held
+
+
+def run_job(job: JobShape, stdin: bytes) -> SandboxResult:
+    """`job` with `stdin`: the job held for it when there is one whose process still waits, else a fresh start."""
+    ahead = take(job)
+    res = ahead.run(stdin) if ahead is not None else None
+    if res is None:  # none held, or its process ended before the job came
+        res = run_warm(list(job.argv), cwd=job.cwd, limits=job.limits, env_extra=dict(job.env_extra), stdin=stdin,
+                       rw=job.rw, scratch=job.scratch)
+    return res
 
 
 def hand_over(cwd: Path) -> None:

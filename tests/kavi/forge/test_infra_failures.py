@@ -121,8 +121,9 @@ def _missing_ruff(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     def ahead(argv: list[str], **kwargs: Any) -> SandboxResult:
         return missing(argv) or run_sandboxed(argv, **kwargs)
 
-    monkeypatch.setattr(tools, "run_warm", fresh)
-    monkeypatch.setattr(held, "run_sandboxed", ahead)
+    monkeypatch.setattr(tools, "run_warm", fresh)  # ruff
+    monkeypatch.setattr(held, "run_warm", fresh)  # mypy and pytest, started with the verification
+    monkeypatch.setattr(held, "run_sandboxed", ahead)  # and started ahead of it
     return fault
 
 

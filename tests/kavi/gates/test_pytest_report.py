@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kavi.gates import testing
 from kavi.gates.runner import GateConfig, run_gates
 from kavi.proposals.model import Proposal, parse_proposal
+from kavi.sandbox import held
 from kavi.verdicts import GateResult
 from tests.factories import REPO, warm_mypy_cache_root
 
@@ -81,14 +81,14 @@ def job_output(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What the pytest job printed (in the gate sandbox its directory is a scratch tmpfs: a file it plants never
     reaches the host, so the attack proves it ran to the end on stderr)."""
     seen: list[str] = []
-    real = testing.run_warm
+    real = held.run_job
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         res = real(*args, **kwargs)
         seen.append(res.stdout + res.stderr)
         return res
 
-    monkeypatch.setattr(testing, "run_warm", spy)
+    monkeypatch.setattr(held, "run_job", spy)
     return seen
 
 
